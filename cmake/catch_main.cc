@@ -1,0 +1,3 @@
+// The single Catch2 main shared by every unit-test executable.
+#define CATCH_CONFIG_MAIN
+#include <catch2/catch.hpp>

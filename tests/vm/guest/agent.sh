@@ -1,0 +1,124 @@
+#!/bin/bash
+# agent.sh: PID 1 of the test-bed guest (after initramfs-init.sh chroots into the host root).
+#
+# It builds the two-node network (setup-testbed.sh), records the RDMA resource baseline, says
+# "ready" through the results share, then runs requests that vmctl drops into SHARE/queue, one
+# at a time, each in its own cgroup (killed whole afterwards, so no test leaves a process
+# behind) and under a guest-side timeout. After each test it checks that `rdma resource show`
+# is back to the baseline. Results go to SHARE/results/NAME.{log,rc}. With no request for
+# rxp.idle seconds, or on SHARE/queue/.shutdown, it powers the guest off, so a VM whose
+# controller went away does not run on.
+set -uo pipefail
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+export HOME=/root LANG=C.UTF-8
+
+param() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" /proc/cmdline; }
+share=$(param rxp.share)
+idle=$(param rxp.idle); idle=${idle:-900}
+mode=$(param rxp.mode)
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+
+exec </dev/null >/dev/console 2>&1
+echo 1 >/proc/sys/kernel/sysrq
+
+say() { echo "rxp-agent: $*"; }
+poweroff_now() {
+  say "powering off ($1)"
+  sync
+  echo o >/proc/sysrq-trigger
+  sleep 30
+}
+
+mkdir -p /tmp /var/tmp /root 2>/dev/null
+hostname rxp-guest 2>/dev/null || true
+
+if ! "$here/setup-testbed.sh" "$share"; then
+  echo "setup failed" >"$share/failed"
+  poweroff_now "test bed setup failed"
+fi
+say "test bed up: $(tr '\n' ' ' <"$share/testbed.env")"
+
+# The resource baseline: per-device object counts with no test running.
+resource_counts() { rdma resource show 2>&1; }
+baseline=$(resource_counts)
+printf '%s\n' "$baseline" >"$share/baseline"
+
+if [[ "$mode" == shell ]]; then
+  say "interactive shell; the test bed env is in $share/testbed.env; 'poweroff -f' or Ctrl-D ends it"
+  (cd /root && setsid -c bash -l <>/dev/console >&0 2>&1)
+  poweroff_now "shell exited"
+fi
+
+mkdir -p "$share/queue" "$share/results" "$share/running"
+read -r up _ </proc/uptime
+echo "$up" >"$share/ready.tmp" && mv "$share/ready.tmp" "$share/ready"
+say "ready after ${up}s"
+
+# Waits until the RDMA objects are back to the baseline (the kernel releases some
+# asynchronously) for up to 10 s; prints the difference if they are not.
+check_resources() {
+  local now i
+  for ((i = 0; i < 50; i++)); do
+    now=$(resource_counts)
+    [[ "$now" == "$baseline" ]] && return 0
+    sleep 0.2
+  done
+  echo "rdma resource show is not back to its baseline:"
+  diff <(printf '%s\n' "$baseline") <(printf '%s\n' "$now") | sed 's/^/  /'
+  return 1
+}
+
+run_request() {
+  local req=$1 name dir timeout_s cg log rc
+  name=$(basename "$req" .req)
+  dir="$share/running/$name"
+  rm -rf "$dir"
+  mv "$req" "$dir" || return
+  timeout_s=$(cat "$dir/timeout")
+  log="$share/results/$name.log"
+  cg=/sys/fs/cgroup/test-$name
+  mkdir -p "$cg"
+  say "run $name (timeout ${timeout_s}s)"
+  local t0 t1
+  t0=$EPOCHREALTIME
+  (
+    echo "$BASHPID" >"$cg/cgroup.procs"
+    exec timeout -k 5 "$timeout_s" bash "$dir/cmd"
+  ) >"$log" 2>&1 </dev/null
+  rc=$?
+  t1=$EPOCHREALTIME
+  # Kill whatever the test left (servers, daemons) and wait until the cgroup is empty.
+  echo 1 >"$cg/cgroup.kill" 2>/dev/null
+  for ((i = 0; i < 100; i++)); do
+    [[ -z "$(cat "$cg/cgroup.procs" 2>/dev/null)" ]] && break
+    sleep 0.1
+  done
+  rmdir "$cg" 2>/dev/null
+  if ((rc == 124 || rc == 137)); then
+    echo "vm: TIMEOUT: the test ran past its ${timeout_s}s guest-side limit and was killed" >>"$log"
+  fi
+  if ! check_resources >>"$log"; then
+    ((rc == 0)) && rc=98
+    baseline=$(resource_counts)  # report the leak once, not in every later test
+  fi
+  awk -v n="$name" -v rc="$rc" -v a="$t0" -v b="$t1" 'BEGIN { printf "vm: %s rc=%d in %.1fs\n", n, rc, b - a }' >>"$log"
+  say "done $name rc=$rc"
+  echo "$rc" >"$share/results/$name.rc.tmp"
+  mv "$share/results/$name.rc.tmp" "$share/results/$name.rc"
+  rm -rf "$dir"
+}
+
+last=$SECONDS
+while true; do
+  [[ -e "$share/queue/.shutdown" ]] && poweroff_now "shutdown requested"
+  shopt -s nullglob
+  reqs=("$share"/queue/*.req)
+  shopt -u nullglob
+  if ((${#reqs[@]} > 0)); then
+    run_request "${reqs[0]}"
+    last=$SECONDS
+    continue
+  fi
+  ((SECONDS - last > idle)) && poweroff_now "idle for ${idle}s"
+  sleep 0.2
+done
