@@ -1,0 +1,28 @@
+// The CLI's subcommand families. A family adds its subcommands to the app and records, for each,
+// the function to run when it is selected (RegisterRunner). Add a family: write
+// tools/<family>_commands.cc with an Add<Family>Commands(CLI::App&) and list it here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <array>
+#include <functional>
+
+namespace rxp::tools {
+
+// Runs when `sub` was selected on the command line; returns the process exit status.
+void RegisterRunner(CLI::App* sub, std::function<int()> run);
+
+// Runs the runner of the selected (deepest) subcommand; 2 when none has a runner.
+int RunSelected(CLI::App& app);
+
+struct CommandFamily {
+  const char* name;
+  void (*add)(CLI::App& app);
+};
+
+// One line per family, in --help order.
+inline constexpr std::array<CommandFamily, 0> kCommandFamilies = {{
+}};
+
+}  // namespace rxp::tools
