@@ -1,0 +1,237 @@
+#include "abi/ioctl_decoder.h"
+
+#include <catch2/catch.hpp>
+
+#include "abi/testing/request_builder.h"
+
+namespace rxp::abi {
+namespace {
+
+using testing::IoctlBuilder;
+
+const DeviceAbi kRxe = DeviceAbiFor(RDMA_DRIVER_RXE);
+const DeviceAbi kMlx5 = DeviceAbiFor(RDMA_DRIVER_MLX5);
+constexpr uint16_t kOpt = 0;  // an optional attribute (no UVERBS_ATTR_F_MANDATORY)
+
+// CQ.CREATE as rdma-core's ibv_cmd_create_cq_ex builds it for rxe.
+IoctlBuilder RxeCqCreate() {
+  IoctlBuilder b(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+  b.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 128, 4)
+      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x55aa55aa00001000, 8)
+      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 0x7fff0000, 4)
+      .Handle(UVERBS_ATTR_CREATE_CQ_EVENT_FD, 5, kOpt)
+      .Pointer(UVERBS_ATTR_UHW_OUT, 0x7fff0100, sizeof(rxe_create_cq_resp), kOpt);
+  return b;
+}
+
+int DecodeErrno(const std::vector<std::byte>& bytes, const DeviceAbi& dev = kRxe) {
+  IoctlRequest r;
+  auto res = DecodeIoctl(bytes, dev, r);
+  return res.ok() ? 0 : res.error().errnum;
+}
+
+TEST_CASE("a well-formed CQ.CREATE decodes with every attribute classified", "[ioctl]") {
+  IoctlRequest r;
+  auto bytes = RxeCqCreate().Build();
+  REQUIRE(DecodeIoctl(bytes, kRxe, r).ok());
+  REQUIRE(r.method != nullptr);
+  CHECK(r.method->short_name == "CQ.CREATE");
+  CHECK(r.num_attrs == 7);
+  CHECK(r.num_dropped == 0);
+  const IoctlAttr* cqe = r.Find(UVERBS_ATTR_CREATE_CQ_CQE);
+  REQUIRE(cqe != nullptr);
+  CHECK_FALSE(cqe->IsPointer());
+  CHECK(cqe->InlineValue() == 128);
+  const IoctlAttr* resp = r.Find(UVERBS_ATTR_CREATE_CQ_RESP_CQE);
+  REQUIRE(resp != nullptr);
+  CHECK(resp->IsPointer());  // PTR_OUT is a pointer even for 4 bytes
+  CHECK(r.Find(UVERBS_ATTR_CREATE_CQ_EVENT_FD)->spec->type == AttrType::kFd);
+  CHECK(r.Find(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL) == nullptr);
+}
+
+TEST_CASE("the header is checked as ib_uverbs_ioctl() checks it", "[ioctl]") {
+  auto good = RxeCqCreate().Build();
+  SECTION("truncated header") {
+    std::vector<std::byte> short_bytes(good.begin(), good.begin() + 20);
+    CHECK(DecodeErrno(short_bytes) == EINVAL);
+  }
+  SECTION("length that lies about the attribute count") {
+    auto b = RxeCqCreate();
+    b.MutableHeader() = IoctlHeader{static_cast<uint16_t>(good.size() + 16), UVERBS_OBJECT_CQ,
+                                    UVERBS_METHOD_CQ_CREATE, 7, 0, RDMA_DRIVER_RXE, 0};
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("buffer shorter than the header's length") {
+    std::vector<std::byte> cut(good.begin(), good.end() - 16);
+    CHECK(DecodeErrno(cut) == EINVAL);
+  }
+  SECTION("overflowing attribute count") {
+    auto b = RxeCqCreate();
+    b.MutableHeader() = IoctlHeader{static_cast<uint16_t>(24 + 16 * 4000 % 65536),
+                                    UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, 4000, 0,
+                                    RDMA_DRIVER_RXE, 0};
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("reserved fields") {
+    auto b = RxeCqCreate();
+    auto h = IoctlHeader{static_cast<uint16_t>(good.size()), UVERBS_OBJECT_CQ,
+                         UVERBS_METHOD_CQ_CREATE, 7, 1, RDMA_DRIVER_RXE, 0};
+    b.MutableHeader() = h;
+    CHECK(DecodeErrno(b.Build()) == EPROTONOSUPPORT);
+    h.reserved1 = 0;
+    h.reserved2 = 7;
+    b.MutableHeader() = h;
+    CHECK(DecodeErrno(b.Build()) == EPROTONOSUPPORT);
+  }
+  SECTION("driver id of another driver") { CHECK(DecodeErrno(good, kMlx5) == EINVAL); }
+}
+
+TEST_CASE("more attributes than the proxy accepts are refused", "[ioctl]") {
+  IoctlBuilder b(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, RDMA_DRIVER_RXE);
+  for (uint16_t i = 0; i < kMaxIoctlAttrs + 1; ++i) b.Inline(0x0800 + i, 0, 4, kOpt);
+  CHECK(DecodeErrno(b.Build()) == EINVAL);
+}
+
+TEST_CASE("unknown objects and methods are EPROTONOSUPPORT", "[ioctl]") {
+  CHECK(DecodeErrno(IoctlBuilder(UVERBS_OBJECT_CQ, 9, RDMA_DRIVER_RXE).Build()) ==
+        EPROTONOSUPPORT);
+  CHECK(DecodeErrno(IoctlBuilder(0x77, 0, RDMA_DRIVER_RXE).Build()) == EPROTONOSUPPORT);
+  // An mlx5 method exists only on an mlx5 device.
+  IoctlBuilder devx(MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_EQN, RDMA_DRIVER_RXE);
+  devx.Inline(MLX5_IB_ATTR_DEVX_QUERY_EQN_USER_VEC, 0, 4)
+      .Pointer(MLX5_IB_ATTR_DEVX_QUERY_EQN_DEV_EQN, 0x1000, 4);
+  CHECK(DecodeErrno(devx.Build()) == EPROTONOSUPPORT);
+  IoctlBuilder devx5(MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_EQN, RDMA_DRIVER_MLX5);
+  devx5.Inline(MLX5_IB_ATTR_DEVX_QUERY_EQN_USER_VEC, 0, 4)
+      .Pointer(MLX5_IB_ATTR_DEVX_QUERY_EQN_DEV_EQN, 0x1000, 4);
+  CHECK(DecodeErrno(devx5.Build(), kMlx5) == 0);
+}
+
+TEST_CASE("attributes: unknown, duplicated, missing", "[ioctl]") {
+  SECTION("unknown mandatory attribute") {
+    auto b = RxeCqCreate().Inline(0x0f, 1, 4);
+    CHECK(DecodeErrno(b.Build()) == EPROTONOSUPPORT);
+  }
+  SECTION("unknown optional attribute is dropped, as the kernel ignores it") {
+    IoctlRequest r;
+    auto bytes = RxeCqCreate().Inline(0x0f, 1, 4, kOpt).Build();
+    REQUIRE(DecodeIoctl(bytes, kRxe, r).ok());
+    CHECK(r.num_dropped == 1);
+    CHECK(r.attrs[7].spec == nullptr);
+  }
+  SECTION("duplicate attribute") {
+    auto b = RxeCqCreate().Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("missing mandatory attribute") {
+    IoctlBuilder b(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+    b.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0).Inline(UVERBS_ATTR_CREATE_CQ_CQE, 1, 4);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("unknown flag bits") {
+    auto b = RxeCqCreate().Inline(UVERBS_ATTR_CREATE_CQ_FLAGS, 0, 4, 0x8);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("a driver attribute of another driver is unknown") {
+    auto b = RxeCqCreate().Inline(kMlx5IbAttrCreateCqUarIndex, 0, 4);
+    CHECK(DecodeErrno(b.Build()) == EPROTONOSUPPORT);
+  }
+}
+
+TEST_CASE("per-type rules of uverbs_process_attr", "[ioctl]") {
+  SECTION("IDR with a length") {
+    IoctlBuilder b(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, RDMA_DRIVER_RXE);
+    b.Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 4, 1);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("PTR_IN of the wrong size") {
+    IoctlBuilder b(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+    b.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+        .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 1, 8)  // u32 sent as 8 bytes
+        .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0, 8)
+        .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+        .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 0x1000, 4);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("CONST_IN must be 8 bytes") {
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
+    b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 1)
+        .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, 0x1000, sizeof(ib_uverbs_query_port_resp_ex));
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("STRUCT output shorter than its last member") {
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
+    b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+        .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, 0x1000, 40);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("reserved attr_data") {
+    ib_uverbs_attr a{};
+    a.attr_id = UVERBS_ATTR_DESTROY_PD_HANDLE;
+    a.attr_data.reserved = 1;
+    a.flags = UVERBS_ATTR_F_MANDATORY;
+    IoctlBuilder b(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, RDMA_DRIVER_RXE);
+    b.Raw(a);
+    CHECK(DecodeErrno(b.Build()) == EINVAL);
+  }
+  SECTION("RAW_FD out of int range") {
+    IoctlBuilder b(MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG, RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_DEVX_UMEM_REG_HANDLE, 0)
+        .Inline(MLX5_IB_ATTR_DEVX_UMEM_REG_ADDR, 0x1000, 8)
+        .Inline(MLX5_IB_ATTR_DEVX_UMEM_REG_LEN, 0x1000, 8)
+        .Pointer(MLX5_IB_ATTR_DEVX_UMEM_REG_OUT_ID, 0x2000, 4)
+        .Handle(MLX5_IB_ATTR_DEVX_UMEM_REG_DMABUF_FD, uint64_t{1} << 40, kOpt);
+    CHECK(DecodeErrno(b.Build(), kMlx5) == EINVAL);
+  }
+  SECTION("ENUM_IN element out of range") {
+    ib_uverbs_attr a{};
+    a.attr_id = MLX5_IB_ATTR_FLOW_MATCHER_FLOW_TYPE;
+    a.flags = UVERBS_ATTR_F_MANDATORY;
+    a.attr_data.enum_data.elem_id = 9;
+    IoctlBuilder b(MLX5_IB_OBJECT_FLOW_MATCHER, MLX5_IB_METHOD_FLOW_MATCHER_CREATE,
+                   RDMA_DRIVER_MLX5);
+    b.Raw(a);
+    CHECK(DecodeErrno(b.Build(), kMlx5) == EOPNOTSUPP);
+  }
+  SECTION("IDRS array length not a multiple of 4 and count out of bounds") {
+    auto flow = [](uint16_t actions_len) {
+      IoctlBuilder b(UVERBS_OBJECT_FLOW, MLX5_IB_METHOD_CREATE_FLOW, RDMA_DRIVER_MLX5);
+      b.Handle(MLX5_IB_ATTR_CREATE_FLOW_HANDLE, 0)
+          .Pointer(MLX5_IB_ATTR_CREATE_FLOW_MATCH_VALUE, 0x1000, 64)
+          .Handle(MLX5_IB_ATTR_CREATE_FLOW_MATCHER, 1)
+          .Pointer(MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, 0x2000, actions_len, kOpt);
+      return b.Build();
+    };
+    CHECK(DecodeErrno(flow(6), kMlx5) == EINVAL);
+    CHECK(DecodeErrno(flow(4 * 40), kMlx5) == EINVAL);
+    CHECK(DecodeErrno(flow(8), kMlx5) == 0);
+  }
+}
+
+TEST_CASE("INVOKE_WRITE resolves the wrapped legacy command", "[ioctl]") {
+  auto invoke = [](uint64_t cmd, uint16_t in_len, uint16_t out_len) {
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+    b.Inline(UVERBS_ATTR_WRITE_CMD, cmd, 8)
+        .Pointer(UVERBS_ATTR_CORE_IN, 0x1000, in_len)
+        .Pointer(UVERBS_ATTR_CORE_OUT, 0x2000, out_len, kOpt);
+    return b.Build();
+  };
+  IoctlRequest r;
+  auto good = invoke(IB_USER_VERBS_CMD_REG_MR, sizeof(ib_uverbs_reg_mr),
+                     sizeof(ib_uverbs_reg_mr_resp));
+  REQUIRE(DecodeIoctl(good, kRxe, r).ok());
+  REQUIRE(r.write_command != nullptr);
+  CHECK(r.write_command->short_name == "REG_MR");
+  CHECK(DecodeErrno(invoke(IB_USER_VERBS_CMD_REG_MR, 32, 12)) == ENOSPC);
+  CHECK(DecodeErrno(invoke(IB_USER_VERBS_CMD_REG_MR, 40, 8)) == ENOSPC);
+  CHECK(DecodeErrno(invoke(IB_USER_VERBS_CMD_MODIFY_AH, 40, 8)) == EOPNOTSUPP);
+  CHECK(DecodeErrno(invoke(63, 40, 8)) == EOPNOTSUPP);
+  CHECK(DecodeErrno(invoke(0x100, 40, 8)) == EINVAL);
+  CHECK(DecodeErrno(invoke(IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE,
+                           8, 184)) == 0);
+}
+
+}  // namespace
+}  // namespace rxp::abi

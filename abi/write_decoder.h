@@ -1,0 +1,44 @@
+// Strict decoder for the legacy write() ABI on a uverbs fd: the command header(s), the split
+// into core request and driver data, where the kernel will write the response, and the
+// command's variable trailer -- validated as ib_uverbs_write() / verify_hdr() and the command
+// handlers validate them. The same body checks serve INVOKE_WRITE's CORE_IN.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "abi/result.h"
+#include "abi/schema.h"
+
+namespace rxp::abi {
+
+struct WriteRequest {
+  const WriteCommand* command = nullptr;
+  ib_uverbs_cmd_hdr header{};
+  ib_uverbs_ex_cmd_hdr ex_header{};     // extended commands only
+  std::span<const std::byte> core;      // the core request (non-ex: starts with `response`)
+  std::span<const std::byte> driver;    // driver data (udata in)
+  uint64_t response = 0;                // where the kernel writes the core response (0: none)
+  uint32_t response_len = 0;            // bytes of core response the kernel may write
+  uint64_t driver_response = 0;         // where the driver response goes (udata out)
+  uint32_t driver_response_len = 0;
+};
+
+// Decodes the whole buffer of one write() (`count` bytes, as copied from the app).
+Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi& device);
+
+// Validates a command's core request bytes the way its kernel handler reads them: size,
+// zeroed bytes past the struct, and the variable trailer (POST_SEND WRs and SGEs, RWQ
+// indirection table handles, flow specs). Used for write() and for INVOKE_WRITE's CORE_IN.
+Result<void> ValidateWriteBody(const WriteCommand& command, std::span<const std::byte> core);
+
+// The facts of a legacy QP creation that choose the driver request layout (mlx5 create_qp
+// variants), from the core request (CREATE_QP, EX_CREATE_QP) and the driver request.
+PayloadContext DriverContext(const WriteCommand& command, std::span<const std::byte> core,
+                             std::span<const std::byte> driver_in);
+
+// Reads a little-endian unsigned field of `size` bytes at `offset` (0 if out of range).
+uint64_t ReadField(std::span<const std::byte> bytes, size_t offset, size_t size);
+
+}  // namespace rxp::abi
