@@ -864,6 +864,10 @@ constexpr Attr kMlx5RegDmabufMrAttrs[] = {
     Flags(kMlx5IbAttrRegDmabufMrAccessFlags, "MLX5_IB_ATTR_REG_DMABUF_MR_ACCESS_FLAGS",
           "mlx5_access", kOptional),
 };
+// The mlx5 IPsec flags of ESP flow actions (hw/mlx5/fs.c in kernels that still had ESP).
+constexpr Attr kMlx5FlowActionEspAttrs[] = {
+    Flags(ID(MLX5_IB_ATTR_CREATE_FLOW_ACTION_FLAGS), "mlx5_flags", kOptional),
+};
 static_assert(kMlx5DmTypeMemic == 0);
 
 constexpr DriverAttrs kDriverAttrs[] = {
@@ -871,6 +875,8 @@ constexpr DriverAttrs kDriverAttrs[] = {
     {Driver::kMlx5, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC, kMlx5DmAllocAttrs},
     {Driver::kMlx5, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT, kMlx5QueryContextAttrs},
     {Driver::kMlx5, UVERBS_OBJECT_MR, UVERBS_METHOD_REG_DMABUF_MR, kMlx5RegDmabufMrAttrs},
+    {Driver::kMlx5, UVERBS_OBJECT_FLOW_ACTION, UVERBS_METHOD_FLOW_ACTION_ESP_CREATE,
+     kMlx5FlowActionEspAttrs},
 };
 
 #undef ID

@@ -21,8 +21,11 @@ struct CommandFamily {
   void (*add)(CLI::App& app);
 };
 
+void AddAbiCommands(CLI::App& app);
+
 // One line per family, in --help order.
-inline constexpr std::array<CommandFamily, 0> kCommandFamilies = {{
-}};
+inline constexpr std::array kCommandFamilies = {
+    CommandFamily{"abi", &AddAbiCommands},
+};
 
 }  // namespace rxp::tools

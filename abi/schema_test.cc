@@ -1,0 +1,243 @@
+// The schema against the installed headers (nothing they name is missing) and against itself
+// (layouts fit their structs, lifecycle fields exist, attribute ids are unique).
+#include "abi/schema.h"
+
+#include <catch2/catch.hpp>
+#include <fmt/format.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "abi/payload.h"
+
+#ifndef RDMAPROXY_UAPI_DIR
+#error "RDMAPROXY_UAPI_DIR must name the directory of the installed rdma UAPI headers"
+#endif
+
+namespace rxp::abi {
+namespace {
+
+// Every enumerator (not #define) in `header` whose name matches `pattern`.
+std::set<std::string> Enumerators(const std::string& header, const std::string& pattern) {
+  std::ifstream in(std::string(RDMAPROXY_UAPI_DIR) + "/" + header);
+  REQUIRE(in.good());
+  std::stringstream text;
+  text << in.rdbuf();
+  std::set<std::string> names;
+  const std::regex line_re("^\\s*(" + pattern + ")\\s*(=[^,]*)?,?\\s*(/\\*.*)?$");
+  std::string line;
+  while (std::getline(text, line)) {
+    std::smatch m;
+    if (std::regex_match(line, m, line_re)) names.insert(m[1]);
+  }
+  return names;
+}
+
+std::set<std::string> SchemaWriteNames() {
+  std::set<std::string> s;
+  for (const auto& c : WriteCommands()) s.insert(std::string(c.name));
+  return s;
+}
+std::set<std::string> SchemaMethodNames() {
+  std::set<std::string> s;
+  for (const auto& m : Methods()) s.insert(std::string(m.name));
+  return s;
+}
+std::set<std::string> SchemaAttrNames() {
+  std::set<std::string> s;
+  for (const auto& m : Methods())
+    for (const auto& a : m.attrs) s.insert(std::string(a.name));
+  for (const auto& d : DriverAttributes())
+    for (const auto& a : d.attrs) s.insert(std::string(a.name));
+  return s;
+}
+
+void RequireCovered(const std::set<std::string>& header, const std::set<std::string>& schema,
+                    std::string_view what) {
+  std::vector<std::string> missing;
+  for (const auto& n : header)
+    if (schema.count(n) == 0) missing.push_back(n);
+  INFO(fmt::format("{} in the installed headers but not in the schema: {}", what,
+                   fmt::join(missing, ", ")));
+  CHECK(missing.empty());
+}
+
+TEST_CASE("every legacy command in the headers is in the schema", "[schema][headers]") {
+  auto names = Enumerators("ib_user_verbs.h", "IB_USER_VERBS_(EX_)?CMD_[A-Z0-9_]+");
+  REQUIRE(names.size() >= 41 + 12);
+  RequireCovered(names, SchemaWriteNames(), "write commands");
+}
+
+TEST_CASE("every ioctl method in the headers is in the schema", "[schema][headers]") {
+  auto core = Enumerators("ib_user_ioctl_cmds.h", "UVERBS_METHOD_[A-Z0-9_]+");
+  REQUIRE(core.size() >= 30);
+  RequireCovered(core, SchemaMethodNames(), "uverbs methods");
+  auto mlx5 = Enumerators("mlx5_user_ioctl_cmds.h", "MLX5_IB_METHOD_[A-Z0-9_]+");
+  REQUIRE(mlx5.size() >= 25);
+  RequireCovered(mlx5, SchemaMethodNames(), "mlx5 methods");
+}
+
+TEST_CASE("every ioctl attribute in the headers is in the schema", "[schema][headers]") {
+  auto core = Enumerators("ib_user_ioctl_cmds.h", "UVERBS_ATTR_[A-Z0-9_]+");
+  core.erase("UVERBS_ATTR_F_MANDATORY");
+  core.erase("UVERBS_ATTR_F_VALID_OUTPUT");
+  RequireCovered(core, SchemaAttrNames(), "uverbs attributes");
+  auto mlx5 = Enumerators("mlx5_user_ioctl_cmds.h", "MLX5_IB_ATTR_[A-Z0-9_]+");
+  // Values of enum mlx5_ib_create_flow_flags (bits of MLX5_IB_ATTR_CREATE_FLOW_FLAGS).
+  mlx5.erase("MLX5_IB_ATTR_CREATE_FLOW_FLAGS_DEFAULT_MISS");
+  mlx5.erase("MLX5_IB_ATTR_CREATE_FLOW_FLAGS_DROP");
+  RequireCovered(mlx5, SchemaAttrNames(), "mlx5 attributes");
+}
+
+TEST_CASE("every rdma_cm command in the headers is in the schema", "[schema][headers]") {
+  auto names = Enumerators("rdma_user_cm.h", "RDMA_USER_CM_CMD_[A-Z0-9_]+");
+  REQUIRE(names.size() >= 23);
+  std::set<std::string> schema;
+  for (const auto& c : UcmaCommands()) schema.insert(std::string(c.name));
+  RequireCovered(names, schema, "rdma_cm commands");
+}
+
+void CheckLayout(const Layout& layout, std::set<const Layout*>& seen) {
+  if (!seen.insert(&layout).second) return;
+  INFO(layout.c_name);
+  for (const auto& f : layout.fields) {
+    INFO(f.name);
+    CHECK(size_t{f.offset} + f.size <= layout.size);
+    CHECK(f.size > 0);
+    if (f.kind == FieldKind::kStruct) {
+      REQUIRE(f.nested != nullptr);
+      CHECK(f.nested->size == f.size);
+      CheckLayout(*f.nested, seen);
+    }
+    if (f.kind == FieldKind::kHandle) CHECK(f.object != kNoObject);
+    if (f.kind == FieldKind::kEnum || f.kind == FieldKind::kFlags) CHECK(f.names != nullptr);
+    if (!f.length_field.empty()) CHECK(layout.Find(f.length_field) != nullptr);
+  }
+}
+
+void CheckPayload(const DriverPayload* p, std::set<const Layout*>& seen) {
+  if (p == nullptr) return;
+  if (p->in != nullptr) CheckLayout(*p->in, seen);
+  if (p->out != nullptr) CheckLayout(*p->out, seen);
+  for (const Layout* v : p->variants) CheckLayout(*v, seen);
+}
+
+TEST_CASE("every layout fits its struct", "[schema]") {
+  std::set<const Layout*> seen;
+  for (const auto& c : WriteCommands()) {
+    if (c.request != nullptr) CheckLayout(*c.request, seen);
+    if (c.response != nullptr) CheckLayout(*c.response, seen);
+    CheckPayload(c.drivers.mlx5, seen);
+    CheckPayload(c.drivers.rxe, seen);
+  }
+  for (const auto& m : Methods()) {
+    for (const auto& a : m.attrs)
+      if (a.layout != nullptr) CheckLayout(*a.layout, seen);
+    CheckPayload(m.drivers.mlx5, seen);
+    CheckPayload(m.drivers.rxe, seen);
+  }
+  for (const auto& c : UcmaCommands()) {
+    if (c.request != nullptr) CheckLayout(*c.request, seen);
+    if (c.response != nullptr) CheckLayout(*c.response, seen);
+  }
+  CHECK(seen.size() > 100);
+}
+
+TEST_CASE("write commands: sizes and lifecycle fields are consistent", "[schema]") {
+  for (const auto& c : WriteCommands()) {
+    INFO(c.name);
+    CHECK(FindWriteCommand(c.command) == &c);
+    if (c.request == nullptr) {
+      CHECK(c.policy.disposition == Disposition::kUnsupported);
+      continue;
+    }
+    CHECK(c.req_size <= c.request->size);
+    CHECK(c.req_size > 0);
+    if (c.response != nullptr) CHECK(c.resp_size <= c.response->size);
+    // Legacy commands with a response start with the embedded response pointer.
+    if (c.has_resp && !c.extended()) {
+      REQUIRE(!c.request->fields.empty());
+      CHECK(c.request->fields.front().kind == FieldKind::kResponsePtr);
+      CHECK(c.request->fields.front().offset == 0);
+    }
+    if (c.creates != kNoObject) {
+      REQUIRE(c.response != nullptr);
+      const Field* f = c.response->Find(c.created);
+      REQUIRE(f != nullptr);
+      const bool fd_object = FindObject(c.creates)->fd_object;
+      CHECK(f->kind == (fd_object ? FieldKind::kFdOut : FieldKind::kHandle));
+      if (!fd_object) CHECK(f->object == c.creates);
+    }
+    if (c.destroys != kNoObject) {
+      const Field* f = c.request->Find(c.destroyed);
+      REQUIRE(f != nullptr);
+      CHECK(f->kind == FieldKind::kHandle);
+      CHECK(f->object == c.destroys);
+    }
+  }
+}
+
+TEST_CASE("ioctl methods: attribute ids unique, specs sane, lookups find them",
+          "[schema]") {
+  for (const auto& m : Methods()) {
+    INFO(m.name);
+    CHECK(FindMethod(m.driver == Driver::kCore ? Driver::kRxe : m.driver, m.object, m.id) == &m);
+    CHECK(FindObject(m.object) != nullptr);
+    std::set<uint16_t> ids;
+    int news = 0;
+    for (const auto& a : m.attrs) {
+      INFO(a.name);
+      CHECK(ids.insert(a.id).second);
+      CHECK(!a.short_name.empty());
+      if (a.type == AttrType::kIdr || a.type == AttrType::kFd || a.type == AttrType::kIdrsArray)
+        CHECK(a.object != kNoObject);
+      if (a.type == AttrType::kPtrIn || a.type == AttrType::kPtrOut) CHECK(a.min_len <= a.max_len);
+      if (a.access == Access::kNew) ++news;
+      if (a.meaning == AttrMeaning::kUdataIn || a.meaning == AttrMeaning::kUdataOut)
+        CHECK(m.has_udata);
+    }
+    CHECK(news <= 1);
+    for (Driver d : {Driver::kMlx5, Driver::kRxe})
+      for (const auto& a : DriverAttrsFor(m, d)) CHECK(ids.count(a.id) == 0);
+  }
+}
+
+TEST_CASE("every pinned address and every fd is typed", "[schema]") {
+  // The fields the translator must handle; the counts pin the schema's knowledge.
+  int pinned = 0, fds = 0, user_ptrs = 0;
+  std::set<const Layout*> seen;
+  auto count = [&](const Layout& l) {
+    if (!seen.insert(&l).second) return;
+    ForEachField(l, l.size, [&](const Field& f, size_t) {
+      pinned += f.kind == FieldKind::kPinnedVa;
+      fds += f.kind == FieldKind::kFdIn || f.kind == FieldKind::kFdOut;
+      user_ptrs += f.kind == FieldKind::kUserPtr;
+    });
+  };
+  for (const auto& c : WriteCommands()) {
+    if (c.request) count(*c.request);
+    if (c.response) count(*c.response);
+    for (const DriverPayload* p : {c.drivers.mlx5, c.drivers.rxe}) {
+      if (p == nullptr) continue;
+      if (p->in) count(*p->in);
+      for (const Layout* v : p->variants) count(*v);
+    }
+  }
+  for (const auto& c : UcmaCommands()) {
+    if (c.request) count(*c.request);
+  }
+  // REG_MR.start, REREG_MR.start; mlx5 cq buf/db, resize buf, srq buf/db, qp buf/db (plain),
+  // qp buf/db/sq_buf (raw), wq buf/db.
+  CHECK(pinned == 2 + 2 + 1 + 2 + 2 + 3 + 2);
+  // GET_CONTEXT async_fd, CREATE_COMP_CHANNEL fd, CREATE_CQ and EX_CREATE_CQ comp_channel,
+  // OPEN_XRCD fd, rdma_cm MIGRATE_ID fd.
+  CHECK(fds == 6);
+  // rxe MODIFY_SRQ mmap_info_addr, rdma_cm SET_OPTION optval.
+  CHECK(user_ptrs == 2);
+}
+
+}  // namespace
+}  // namespace rxp::abi
