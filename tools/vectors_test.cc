@@ -1,0 +1,213 @@
+// Every captured vector (tests/data/vectors/*.jsonl: real rdma-core programs in the VM test
+// bed) decodes the way the kernel judged it, prints exactly its golden trace (.trace), and
+// every malformed variant of it is refused with the errno the kernel would return.
+#include "tools/vectors.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <sstream>
+
+#include "abi/ioctl_decoder.h"
+#include "abi/ucma_decoder.h"
+#include "abi/write_decoder.h"
+
+namespace rxp::tools {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kVectorDir = "tests/data/vectors";
+
+std::vector<fs::path> VectorFiles() {
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator(kVectorDir))
+    if (e.path().extension() == ".jsonl") files.push_back(e.path());
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// The decoder's verdict on a call: 0 (accepted) or the errno it refuses with.
+int Verdict(const VectorCall& c, std::span<const std::byte> request) {
+  const abi::DeviceAbi device = abi::DeviceAbiFor(c.driver_id);
+  if (c.IsRdmaCm()) {
+    auto r = abi::DecodeUcmaWrite(request);
+    return r.ok() ? 0 : r.error().errnum;
+  }
+  if (c.syscall == "ioctl") {
+    abi::IoctlRequest r;
+    auto res = abi::DecodeIoctl(request, device, r);
+    return res.ok() ? 0 : res.error().errnum;
+  }
+  auto r = abi::DecodeWrite(request, device);
+  return r.ok() ? 0 : r.error().errnum;
+}
+
+TEST_CASE("the vector set covers the programs the conformance suite runs", "[vectors]") {
+  std::set<std::string> names;
+  for (const auto& f : VectorFiles()) names.insert(f.stem().string());
+  for (const char* n : {"ibv_devinfo", "rc_pingpong_client", "rc_pingpong_events_server",
+                        "ud_pingpong_server", "srq_pingpong_client", "ib_write_bw_client",
+                        "ib_read_bw_server", "ib_send_bw_client", "ib_atomic_bw_client",
+                        "rping_client", "rping_server", "ucmatose_server"})
+    CHECK(names.count(n) == 1);
+}
+
+TEST_CASE("every captured call decodes as the kernel judged it", "[vectors]") {
+  size_t calls = 0, ioctls = 0, writes = 0, cm = 0;
+  for (const auto& path : VectorFiles()) {
+    auto v = LoadVectors(path.string());
+    REQUIRE(v.ok());
+    for (const auto& c : v->calls) {
+      INFO(path.filename().string() << ": " << TraceLine(c));
+      const int verdict = Verdict(c, c.request);
+      if (c.ret >= 0) {
+        CHECK(verdict == 0);  // the kernel accepted it: the decoder must too
+      } else if (verdict != 0) {
+        CHECK(verdict == c.errnum);  // refused by both: for the same reason
+      }
+      ++calls;
+      (c.IsRdmaCm() ? cm : c.syscall == "ioctl" ? ioctls : writes)++;
+    }
+  }
+  CHECK(calls > 500);
+  CHECK(ioctls > 300);
+  CHECK(writes > 20);  // the rxe POST_SEND doorbell
+  CHECK(cm > 50);
+}
+
+TEST_CASE("every vector prints its golden trace", "[vectors]") {
+  for (const auto& path : VectorFiles()) {
+    auto v = LoadVectors(path.string());
+    REQUIRE(v.ok());
+    std::string text = "# " + v->program + " (" + std::to_string(v->calls.size()) +
+                       " calls, kernel " + v->kernel + ")\n";
+    for (const auto& c : v->calls) text += TraceLine(c) + "\n";
+    fs::path golden = path;
+    golden.replace_extension(".trace");
+    std::ifstream in(golden);
+    REQUIRE(in.good());
+    std::stringstream expected;
+    expected << in.rdbuf();
+    INFO("regenerate with: build/tools/rdmaproxy abi decode " << path.string() << " > "
+                                                                << golden.string());
+    CHECK(text == expected.str());
+  }
+}
+
+// --- malformed variants ---------------------------------------------------------------------
+
+std::vector<std::byte> WithHeader(std::vector<std::byte> b, void (*edit)(abi::IoctlHeader&)) {
+  abi::IoctlHeader h;
+  std::memcpy(&h, b.data(), sizeof(h));
+  edit(h);
+  std::memcpy(b.data(), &h, sizeof(h));
+  return b;
+}
+
+void CheckIoctlMutations(const VectorCall& c) {
+  const auto& r = c.request;
+  abi::IoctlHeader h;
+  std::memcpy(&h, r.data(), sizeof(h));
+  // Truncated header, truncated attributes.
+  CHECK(Verdict(c, std::span(r).first(23)) == EINVAL);
+  if (h.num_attrs > 0) CHECK(Verdict(c, std::span(r).first(r.size() - 8)) == EINVAL);
+  // A length that lies about the attribute count, and an overflowing count.
+  CHECK(Verdict(c, WithHeader(r, [](abi::IoctlHeader& x) { x.length += 16; })) == EINVAL);
+  CHECK(Verdict(c, WithHeader(r, [](abi::IoctlHeader& x) { x.num_attrs = 0xffff; })) == EINVAL);
+  // Reserved fields, another driver's id.
+  CHECK(Verdict(c, WithHeader(r, [](abi::IoctlHeader& x) { x.reserved1 = 1; })) ==
+        EPROTONOSUPPORT);
+  CHECK(Verdict(c, WithHeader(r, [](abi::IoctlHeader& x) { x.driver_id ^= 0x40; })) == EINVAL);
+  // Unknown object and method.
+  CHECK(Verdict(c, WithHeader(r, [](abi::IoctlHeader& x) { x.object_id = 0x0abc; })) ==
+        EPROTONOSUPPORT);
+  CHECK(Verdict(c, WithHeader(r, [](abi::IoctlHeader& x) { x.method_id = 0x0abc; })) ==
+        EPROTONOSUPPORT);
+  if (h.num_attrs == 0 || h.num_attrs >= abi::kMaxIoctlAttrs) return;
+  // The first attribute twice.
+  std::vector<std::byte> dup = r;
+  dup.insert(dup.end(), r.begin() + sizeof(h), r.begin() + sizeof(h) + 16);
+  dup = WithHeader(dup, [](abi::IoctlHeader& x) {
+    x.num_attrs++;
+    x.length += 16;
+  });
+  CHECK(Verdict(c, dup) == EINVAL);
+  // Unknown flag bits on the first attribute.
+  std::vector<std::byte> flags = r;
+  flags[sizeof(h) + 4] |= std::byte{0x80};
+  CHECK(Verdict(c, flags) == EINVAL);
+}
+
+void CheckWriteMutations(const VectorCall& c) {
+  const auto& r = c.request;
+  CHECK(Verdict(c, std::span(r).first(7)) == EINVAL);
+  std::vector<std::byte> lie = r;
+  lie[4] = std::byte{static_cast<uint8_t>(std::to_integer<uint8_t>(lie[4]) + 1)};  // in_words
+  CHECK(Verdict(c, lie) == EINVAL);
+  std::vector<std::byte> bits = r;
+  bits[2] = std::byte{0x10};  // command bits outside 0xff | 0x80000000
+  CHECK(Verdict(c, bits) == EINVAL);
+  std::vector<std::byte> unknown = r;
+  unknown[0] = std::byte{62};  // no such command
+  CHECK(Verdict(c, unknown) == EOPNOTSUPP);
+}
+
+void CheckUcmaMutations(const VectorCall& c) {
+  const auto& r = c.request;
+  CHECK(Verdict(c, std::span(r).first(7)) == EINVAL);
+  std::vector<std::byte> unknown = r;
+  unknown[0] = std::byte{99};
+  CHECK(Verdict(c, unknown) == EINVAL);
+  std::vector<std::byte> lie = r;
+  uint16_t in;
+  std::memcpy(&in, lie.data() + 4, 2);
+  in = static_cast<uint16_t>(in + 8);
+  std::memcpy(lie.data() + 4, &in, 2);
+  CHECK(Verdict(c, lie) == EINVAL);
+}
+
+TEST_CASE("malformed variants of every vector are refused with the kernel's errno",
+          "[vectors][hostile]") {
+  size_t mutated = 0;
+  for (const auto& path : VectorFiles()) {
+    auto v = LoadVectors(path.string());
+    REQUIRE(v.ok());
+    for (const auto& c : v->calls) {
+      if (Verdict(c, c.request) != 0) continue;
+      INFO(path.filename().string() << ": " << TraceLine(c));
+      if (c.IsRdmaCm()) {
+        CheckUcmaMutations(c);
+      } else if (c.syscall == "ioctl") {
+        CheckIoctlMutations(c);
+      } else {
+        CheckWriteMutations(c);
+      }
+      ++mutated;
+    }
+  }
+  CHECK(mutated > 500);
+}
+
+TEST_CASE("malformed vector files are refused with a reason", "[vectors]") {
+  const fs::path dir = fs::temp_directory_path() / "rxp_vectors_test";
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return (dir / name).string();
+  };
+  CHECK_FALSE(LoadVectors(write("empty.jsonl", "")).ok());
+  CHECK_FALSE(LoadVectors(write("nohdr.jsonl", "{\"file\":\"x\"}\n")).ok());
+  const std::string hdr = "{\"format\":\"rdmaproxy-abi-vectors\",\"version\":1}\n";
+  CHECK_FALSE(LoadVectors(write("badhex.jsonl", hdr + R"({"file":"uverbs0","syscall":"ioctl","request":"zz","ret":0})" "\n")).ok());
+  CHECK_FALSE(LoadVectors(write("badsys.jsonl", hdr + R"({"file":"uverbs0","syscall":"read","request":"00","ret":0})" "\n")).ok());
+  CHECK_FALSE(LoadVectors(write("notjson.jsonl", hdr + "{oops\n")).ok());
+  CHECK(LoadVectors(write("ok.jsonl", hdr + R"({"file":"uverbs0","syscall":"ioctl","request":"00","ret":0})" "\n")).ok());
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace rxp::tools
