@@ -6,6 +6,10 @@ function(rdmaproxy_set_warnings target)
     -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough
     # Schema tables use designated initializers and rely on member defaults.
     -Wno-missing-field-initializers)
+  if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    # The kernel UAPI structs end in zero-length arrays (driver_data[0]).
+    target_compile_options(${target} PRIVATE -Wno-zero-length-array -Wno-gnu-zero-variadic-macro-arguments)
+  endif()
   if(RDMAPROXY_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()

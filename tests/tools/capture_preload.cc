@@ -140,7 +140,7 @@ long CaptureIoctl(int fd, unsigned long request, void* arg, TrackedFile& file) {
   json in = json::array();
   if (ok)
     for (const auto& a : decoded.Attrs())
-      if (a.IsPointer() && a.spec->type != rxp::abi::AttrType::kPtrOut && a.len <= kMaxCapture) {
+      if (a.IsPointer() && a.spec->type != rxp::abi::AttrType::kPtrOut) {
         std::vector<std::byte> data;
         if (ReadSelf(a.data, a.len, data)) in.push_back(Buffer(a.data, data));
       }
@@ -151,8 +151,7 @@ long CaptureIoctl(int fd, unsigned long request, void* arg, TrackedFile& file) {
   json out = json::array();
   if (ok && ret == 0)
     for (const auto& a : decoded.Attrs())
-      if (a.spec != nullptr && a.spec->type == rxp::abi::AttrType::kPtrOut &&
-          a.len <= kMaxCapture) {
+      if (a.spec != nullptr && a.spec->type == rxp::abi::AttrType::kPtrOut) {
         std::vector<std::byte> data;
         if (ReadSelf(a.data, a.len, data)) out.push_back(Buffer(a.data, data));
       }
