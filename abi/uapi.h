@@ -31,6 +31,11 @@ inline constexpr uint16_t kMlx5IbAttrRegDmabufMrAccessFlags = kDriverNamespace;
 inline constexpr uint16_t kMlx5IbMethodGetDataDirectSysfsPath = MLX5_IB_METHOD_QUERY_PORT + 1;
 inline constexpr uint16_t kMlx5IbAttrGetDataDirectSysfsPath = kDriverNamespace;
 
+// enum ib_mr_rereg_flags (include/rdma/ib_verbs.h, not UAPI): REREG_MR.flags bits.
+inline constexpr uint32_t kMrReregTrans = 1;   // new start/length/hca_va: the range is pinned
+inline constexpr uint32_t kMrReregPd = 2;
+inline constexpr uint32_t kMrReregAccess = 4;
+
 // The ioctl framing (rdma_user_ioctl_cmds.h). ib_uverbs_ioctl_hdr ends in a flexible array,
 // which C++ cannot hold by value; IoctlHeader is its fixed 24-byte part, pinned field by field.
 struct IoctlHeader {

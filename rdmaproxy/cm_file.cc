@@ -1,0 +1,145 @@
+#include "rdmaproxy/cm_file.h"
+
+#include <cstring>
+
+#include "abi/payload.h"
+#include "abi/trace_printer.h"
+#include "abi/write_decoder.h"
+#include "rdmaproxy/engine.h"
+#include "rdmaproxy/translate.h"
+
+namespace rxp::proxy {
+namespace {
+
+constexpr uint64_t kMaxWrite = 4096;  // the largest rdma_cm request is 296 bytes (ACCEPT)
+
+// enum rdma_cm_event_type: RDMA_CM_EVENT_CONNECT_REQUEST creates a new id for the connection.
+constexpr uint32_t kConnectRequest = 4;
+
+}  // namespace
+
+CmFile::CmFile(Engine& engine, uint64_t id, std::string label)
+    : engine_(engine), id_(id), label_(std::move(label)) {}
+
+Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridge& fds,
+                                                      uint64_t buffer, uint64_t length) {
+  engine_.counters().commands++;
+  auto c = std::make_unique<CmCommand>();
+  c->app_buffer = buffer;
+  c->app_length = length;
+  c->identity = memory.IdentityMapped();
+  auto fail = [&](Error e, Refusal why) -> Error {
+    engine_.Refused(label_, e, why);
+    if (engine_.tracing()) engine_.Trace(abi::FormatRefused("write", label_, "?", e));
+    return e;
+  };
+  if (length > kMaxWrite)
+    return fail(Fail(EINVAL, "rdma_cm write of {} bytes exceeds {}", length, kMaxWrite),
+                Refusal::kDecode);
+  c->raw.resize(static_cast<size_t>(length));
+  if (auto r = memory.Read(buffer, c->raw); !r)
+    return fail(Fail(EFAULT, "cannot read the rdma_cm command at {:#x}", buffer),
+                Refusal::kDecode);
+  auto req = abi::DecodeUcmaWrite(c->raw);
+  if (!req) return fail(std::move(req).error(), Refusal::kDecode);
+  c->request = *req;
+  const abi::UcmaCommand& cmd = *req->command;
+  if (auto e = CheckEntry(engine_.policy(), cmd.policy, cmd.short_name, cmd.name); !e)
+    return fail(std::move(e).error(), Refusal::kPolicy);
+
+  const size_t base = c->image.Append(c->raw);
+  const size_t body_at = base + sizeof(rdma_ucm_cmd_hdr);
+  TranslateContext t{c->image, c->outputs, c->produced, memory, c->identity, true,
+                     cmd.short_name, {}};
+  // MIGRATE_ID.fd: another rdma_cm file of the app (ucma_migrate_id fdgets it).
+  t.resolve_fd = [&](const abi::Field&, int fd) -> Result<int> {
+    auto f = fds.Resolve(fd);
+    if (!f || f->kind != FileKind::kRdmaCm)
+      return Fail(EBADF, "fd {} is not an rdma_cm file of the app", fd);
+    return f->host_fd;
+  };
+  if (auto e = TranslateFields(t, *cmd.request, body_at, c->request.body.size()); !e)
+    return fail(std::move(e).error(), Refusal::kState);
+
+  c->response = {false, c->request.response, c->request.response_len};
+  if (c->request.response != 0 && !c->identity) {
+    const size_t bounce = c->image.Reserve(c->request.response_len);
+    const abi::Field* f = cmd.request->Find("response");
+    c->image.PointTo(body_at + f->offset, bounce);
+    c->outputs.push_back({bounce, c->request.response, c->request.response_len, -1});
+    c->response = {true, bounce, c->request.response_len};
+  }
+  if (engine_.tracing()) c->trace_request = abi::FormatUcma(label_, c->request, nullptr);
+  engine_.counters().forwarded++;
+  return c;
+}
+
+long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_after,
+                      AppMemory& memory) {
+  if (result < 0) {
+    engine_.counters().kernel_errors++;
+  } else {
+    for (const auto& o : c.outputs)
+      (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
+    // Ids: CREATE_ID / JOIN_* answer with a new id; GET_EVENT's CONNECT_REQUEST carries one;
+    // DESTROY_ID ends one.
+    auto read_u32 = [&](uint32_t offset) -> std::optional<uint32_t> {
+      uint32_t v = 0;
+      if (offset + 4 > c.response.length) return std::nullopt;
+      if (c.response.in_image) {
+        std::memcpy(&v, image_after.data() + c.response.where + offset, 4);
+        return v;
+      }
+      if (!memory.Read(c.response.where + offset, std::as_writable_bytes(std::span(&v, 1))))
+        return std::nullopt;
+      return v;
+    };
+    const uint32_t cmd = c.request.command->cmd;
+    if (cmd == RDMA_USER_CM_CMD_CREATE_ID || cmd == RDMA_USER_CM_CMD_JOIN_MCAST ||
+        cmd == RDMA_USER_CM_CMD_JOIN_IP_MCAST) {
+      if (auto id = read_u32(offsetof(rdma_ucm_create_id_resp, id))) ids_.insert(*id);
+    } else if (cmd == RDMA_USER_CM_CMD_DESTROY_ID) {
+      ids_.erase(static_cast<uint32_t>(
+          abi::ReadField(c.request.body, offsetof(rdma_ucm_destroy_id, id), 4)));
+    } else if (cmd == RDMA_USER_CM_CMD_GET_EVENT) {
+      auto event = read_u32(offsetof(rdma_ucm_event_resp, event));
+      if (event && *event == kConnectRequest)
+        if (auto id = read_u32(offsetof(rdma_ucm_event_resp, id))) ids_.insert(*id);
+    }
+  }
+  if (engine_.tracing()) {
+    abi::CallOutcome outcome;
+    outcome.ret = result;
+    outcome.errnum = result < 0 ? static_cast<int>(-result) : 0;
+    class AppRead final : public abi::PayloadSource {
+     public:
+      explicit AppRead(AppMemory& m) : m_(m) {}
+      std::optional<std::span<const std::byte>> Read(uint64_t a, size_t n) const override {
+        buf_.resize(n);
+        if (!m_.Read(a, buf_)) return std::nullopt;
+        return std::span<const std::byte>(buf_);
+      }
+
+     private:
+      AppMemory& m_;
+      mutable std::vector<std::byte> buf_;
+    } after(memory);
+    outcome.out = &after;
+    engine_.Trace(abi::FormatUcma(label_, c.request, &outcome));
+  }
+  return result < 0 ? result : static_cast<long>(c.app_length);
+}
+
+long CmFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
+                   uint64_t length) {
+  auto c = BeginWrite(memory, fds, buffer, length);
+  if (!c) return -c.error().errnum;
+  std::vector<std::byte> image((*c)->image.size());
+  const auto base = reinterpret_cast<uint64_t>(image.data());
+  (*c)->image.RelocateInto(image, base);
+  auto r = host.Write(image.data(), (*c)->raw.size());
+  const long result = r ? *r : -r.error().errnum;
+  return Complete(**c, result, image, memory);
+}
+
+}  // namespace rxp::proxy

@@ -1,0 +1,60 @@
+// CmFile: the proxy's state for one open /dev/infiniband/rdma_cm: the rdma_cm ids it created
+// (for reports and cleanup accounting) and the pipeline for its write() commands -- the same
+// two phases as UverbsFile (Begin at entry, Complete at exit; Write in sentry mode). rdma_cm
+// has no ioctl and no mmap; GET_EVENT blocks in the kernel until an event arrives.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "abi/result.h"
+#include "abi/ucma_decoder.h"
+#include "rdmaproxy/command.h"
+#include "rdmaproxy/embedder.h"
+
+namespace rxp::proxy {
+
+class Engine;
+
+class CmCommand {
+ public:
+  uint64_t app_buffer = 0;
+  uint64_t app_length = 0;
+  bool identity = true;
+  std::vector<std::byte> raw;
+  abi::UcmaRequest request;
+  ForwardImage image;
+  std::vector<OutputCopy> outputs;
+  std::vector<Produced> produced;
+  Place response;                 // where the response lands
+  std::string trace_request;
+};
+
+class CmFile {
+ public:
+  CmFile(Engine& engine, uint64_t id, std::string label);
+  CmFile(const CmFile&) = delete;
+  CmFile& operator=(const CmFile&) = delete;
+
+  uint64_t id() const { return id_; }
+  const std::string& label() const { return label_; }
+
+  Result<std::unique_ptr<CmCommand>> BeginWrite(AppMemory& memory, FdBridge& fds,
+                                                uint64_t buffer, uint64_t length);
+  long Complete(CmCommand& command, long result, std::span<std::byte> image_after,
+                AppMemory& memory);
+  long Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
+             uint64_t length);
+
+  size_t live_ids() const { return ids_.size(); }
+
+ private:
+  Engine& engine_;
+  uint64_t id_;
+  std::string label_;
+  std::set<uint32_t> ids_;
+};
+
+}  // namespace rxp::proxy

@@ -1,0 +1,80 @@
+// A command between its two phases: what BeginIoctl / BeginWrite decided and built, and what
+// Complete needs to settle it. Embedders treat it as opaque except for the forward image.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "abi/ioctl_decoder.h"
+#include "abi/schema.h"
+#include "abi/write_decoder.h"
+#include "rdmaproxy/embedder.h"
+#include "rdmaproxy/forward_image.h"
+
+namespace rxp::proxy {
+
+// Where bytes the kernel writes end up: in the forward image (sentry mode bounces them) or
+// directly in the app (the app issues the syscall on its own output buffers).
+struct Place {
+  bool in_image = false;
+  uint64_t where = 0;   // image offset, or app address
+  uint32_t length = 0;
+};
+
+// A buffer the kernel fills that must be copied back to the app (sentry mode).
+struct OutputCopy {
+  size_t image_offset = 0;
+  uint64_t app_address = 0;
+  uint32_t length = 0;
+  int attr_index = -1;  // ioctl PTR_OUT: copied only if the kernel set VALID_OUTPUT
+};
+
+// A u32 the kernel writes that names something the proxy must act on: a new object's handle,
+// a new fd, an rxe mmap cookie, an mlx5 UAR mmap offset.
+struct Produced {
+  enum class What { kHandle, kFd, kRxeMmapInfo, kMlx5UarOffset };
+  What what = What::kHandle;
+  // Where: an ioctl attribute's data word (attr_index >= 0), or `place` + `offset`.
+  int attr_index = -1;
+  Place place;
+  uint32_t offset = 0;
+  FileKind fd_kind = FileKind::kOther;  // kFd
+  uint32_t length_offset = 0;           // kMlx5UarOffset: the MMAP_LENGTH output's place offset
+  Place length_place;
+};
+
+class UverbsCommand {
+ public:
+  enum class Kind { kIoctl, kWrite } kind = Kind::kIoctl;
+  uint64_t app_arg = 0;        // the ioctl argument / write buffer in the app
+  uint64_t app_length = 0;     // write: count
+  ForwardImage image;          // what the kernel reads (relocate before use)
+  bool identity = true;        // the app runs the syscall itself (ptrace harness)
+
+  // ioctl
+  abi::IoctlRequest request;
+  std::vector<std::byte> raw;  // header + attributes as the app sent them
+  std::vector<int> image_attr;  // app attribute index -> attribute index in the image (-1: dropped)
+  size_t image_attrs_at = sizeof(abi::IoctlHeader);
+  // write
+  std::optional<abi::WriteRequest> write;
+  std::vector<std::byte> write_raw;
+
+  // What to settle after the call.
+  std::vector<OutputCopy> outputs;
+  std::vector<Produced> produced;
+  abi::ObjectId creates = abi::kNoObject;
+  std::optional<uint32_t> destroys;
+  uint64_t pinned = 0;             // bytes reserved for a new MR
+  bool reserved = false;           // Reserve() was taken for `creates`
+  std::optional<uint32_t> rereg;   // REREG_MR with a new range: its handle
+  bool creates_context = false;
+  std::string short_name;          // for logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND"
+
+  // --trace: the request half of the line, and what the printer needs for the result half.
+  std::string trace_request;
+};
+
+}  // namespace rxp::proxy

@@ -1,0 +1,63 @@
+#include "rdmaproxy/engine.h"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "rdmaproxy/cm_file.h"
+#include "rdmaproxy/uverbs_file.h"
+
+namespace rxp::proxy {
+
+const char* FileKindName(FileKind kind) {
+  switch (kind) {
+    case FileKind::kOther: return "non-RDMA";
+    case FileKind::kUverbs: return "uverbs";
+    case FileKind::kRdmaCm: return "rdma_cm";
+    case FileKind::kAsyncEvent: return "async event";
+    case FileKind::kCompChannel: return "completion channel";
+    case FileKind::kDmaBuf: return "dma-buf";
+  }
+  return "?";
+}
+
+Engine::Engine(EngineOptions options)
+    : options_(std::move(options)), usage_(options_.policy.quotas) {}
+
+Engine::~Engine() = default;
+
+std::unique_ptr<UverbsFile> Engine::OpenUverbs(std::string label, uint32_t driver_id) {
+  return std::make_unique<UverbsFile>(*this, next_file_id_++, std::move(label),
+                                      abi::DeviceAbiFor(driver_id));
+}
+
+std::unique_ptr<CmFile> Engine::OpenRdmaCm(std::string label) {
+  return std::make_unique<CmFile>(*this, next_file_id_++, std::move(label));
+}
+
+void Engine::Refused(std::string_view file, const Error& error, Refusal why) {
+  switch (why) {
+    case Refusal::kDecode: counters_.refused_decode++; break;
+    case Refusal::kPolicy: counters_.refused_policy++; break;
+    case Refusal::kQuota: counters_.refused_quota++; break;
+    case Refusal::kState: counters_.refused_state++; break;
+  }
+  Log(fmt::format("rdmaproxy: {}: refused with {}", file, error.ToString()));
+}
+
+void Engine::Log(std::string_view line) {
+  std::lock_guard lock(sink_mutex_);
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
+void Engine::Trace(std::string_view line) {
+  std::lock_guard lock(sink_mutex_);
+  if (options_.trace) options_.trace(line);
+}
+
+}  // namespace rxp::proxy

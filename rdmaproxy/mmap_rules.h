@@ -1,0 +1,41 @@
+// Which mmap() offsets an app may map on a uverbs file, per driver, and the bookkeeping that
+// needs: mlx5 offsets encode a command (mlx5_ib_mmap: pgoff >> 8 & 0xff) and, for dynamic
+// objects, an entry the kernel handed out (UAR_OBJ_ALLOC's MMAP_OFFSET); rxe offsets are
+// cookies from create responses, each mappable once (rxe_mmap removes it from pending_mmaps).
+// The mapping itself is made on the host fd straight into the app, so the data path (doorbells,
+// queue rings) never traps.
+#pragma once
+
+#include <cstdint>
+#include <map>
+
+#include "abi/result.h"
+#include "abi/schema.h"
+
+namespace rxp::proxy {
+
+class MmapRules {
+ public:
+  explicit MmapRules(abi::Driver driver) : driver_(driver) {}
+
+  // rxe: a queue's mmap cookie from a create / resize / modify response.
+  void AllowOnce(uint64_t offset, uint64_t size) { once_[offset] = size; }
+  // mlx5: an entry offset from UAR_OBJ_ALLOC (mappable while the UAR object lives).
+  void AllowEntry(uint64_t offset, uint64_t size) { entries_[offset] = size; }
+  void RevokeEntry(uint64_t offset) { entries_.erase(offset); }
+
+  // Whether mmap(length, prot, offset) may be forwarded; EINVAL / EPERM with a reason if not.
+  Result<void> Check(uint64_t offset, uint64_t length, int prot) const;
+  // A successful mapping: rxe cookies are spent.
+  void Mapped(uint64_t offset) { once_.erase(offset); }
+
+ private:
+  Result<void> CheckMlx5(uint64_t offset, uint64_t length, int prot) const;
+  Result<void> CheckRxe(uint64_t offset, uint64_t length) const;
+
+  abi::Driver driver_;
+  std::map<uint64_t, uint64_t> once_;     // rxe: offset -> size
+  std::map<uint64_t, uint64_t> entries_;  // mlx5: offset -> size
+};
+
+}  // namespace rxp::proxy

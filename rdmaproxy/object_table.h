@@ -1,0 +1,38 @@
+// The objects one uverbs file owns, as the proxy saw them created: handle -> type and what it
+// holds against the sandbox's quotas. Handles live in one namespace per file (the kernel's
+// ufile->idr), so the table is per file. A handle the table does not know is refused before
+// it reaches the kernel, with the kernel's own errno (ENOENT, lookup_get_idr_uobject), and a
+// handle of the wrong type with EINVAL (rdma_lookup_get_uobject).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+
+#include "abi/result.h"
+#include "abi/schema.h"
+
+namespace rxp::proxy {
+
+struct TrackedObject {
+  abi::ObjectId type = abi::kNoObject;
+  uint64_t pinned = 0;   // bytes counted against the pinned-memory budget
+};
+
+class ObjectTable {
+ public:
+  // The object `handle` as a `type` (kAnyObject accepts any type).
+  Result<const TrackedObject*> Lookup(uint64_t handle, abi::ObjectId type) const;
+  void Insert(uint32_t handle, TrackedObject object);
+  // Removes `handle` and returns what it held (nullopt if unknown).
+  std::optional<TrackedObject> Erase(uint32_t handle);
+  TrackedObject* Find(uint32_t handle);
+
+  size_t size() const { return objects_.size(); }
+  const std::unordered_map<uint32_t, TrackedObject>& all() const { return objects_; }
+
+ private:
+  std::unordered_map<uint32_t, TrackedObject> objects_;
+};
+
+}  // namespace rxp::proxy

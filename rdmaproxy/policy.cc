@@ -1,0 +1,198 @@
+#include "rdmaproxy/policy.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+namespace rxp::proxy {
+namespace {
+
+using nlohmann::json;
+
+bool KnownEntry(std::string_view name) {
+  for (const auto& c : abi::WriteCommands())
+    if (c.name == name || c.short_name == name) return true;
+  for (const auto& m : abi::Methods())
+    if (m.name == name || m.short_name == name) return true;
+  for (const auto& c : abi::UcmaCommands())
+    if (c.name == name || c.short_name == name) return true;
+  return false;
+}
+
+Result<std::set<std::string, std::less<>>> EntryList(const json& j, std::string_view key) {
+  std::set<std::string, std::less<>> out;
+  if (!j.is_array()) return Fail(EINVAL, "policy: \"{}\" must be a list of entry names", key);
+  for (const auto& e : j) {
+    if (!e.is_string()) return Fail(EINVAL, "policy: \"{}\" holds a non-string", key);
+    const std::string name = e.get<std::string>();
+    if (!KnownEntry(name))
+      return Fail(EINVAL, "policy: \"{}\" names {}, which is no ABI entry (see docs/ABI.md)",
+                  key, name);
+    out.insert(name);
+  }
+  return out;
+}
+
+Result<uint32_t> CountOf(const json& j, std::string_view key) {
+  if (!j.is_number_unsigned() || j.get<uint64_t>() > UINT32_MAX)
+    return Fail(EINVAL, "policy: quota \"{}\" must be a count", key);
+  return static_cast<uint32_t>(j.get<uint64_t>());
+}
+
+Result<Quotas> ParseQuotas(const json& j) {
+  Quotas q;
+  if (!j.is_object()) return Fail(EINVAL, "policy: \"quotas\" must be an object");
+  struct CountKey {
+    const char* key;
+    std::optional<uint32_t> Quotas::*field;
+  };
+  static constexpr CountKey kCounts[] = {
+      {"contexts", &Quotas::contexts}, {"pds", &Quotas::pds},   {"cqs", &Quotas::cqs},
+      {"qps", &Quotas::qps},           {"srqs", &Quotas::srqs}, {"mrs", &Quotas::mrs},
+      {"mws", &Quotas::mws},           {"ahs", &Quotas::ahs},   {"wqs", &Quotas::wqs},
+  };
+  for (const auto& [key, value] : j.items()) {
+    if (key == "pinned_bytes") {
+      if (value.is_number_unsigned()) {
+        q.pinned_bytes = value.get<uint64_t>();
+      } else if (value.is_string()) {
+        auto b = ParseSize(value.get<std::string>());
+        if (!b) return std::move(b).error();
+        q.pinned_bytes = *b;
+      } else {
+        return Fail(EINVAL, "policy: quota \"pinned_bytes\" must be bytes or a size like 64MiB");
+      }
+      continue;
+    }
+    bool found = false;
+    for (const auto& c : kCounts)
+      if (key == c.key) {
+        auto n = CountOf(value, key);
+        if (!n) return std::move(n).error();
+        q.*c.field = *n;
+        found = true;
+      }
+    if (!found) return Fail(EINVAL, "policy: unknown quota \"{}\"", key);
+  }
+  return q;
+}
+
+}  // namespace
+
+std::optional<uint32_t> Quotas::CountLimit(abi::ObjectId type) const {
+  switch (type) {
+    case UVERBS_OBJECT_DEVICE: return contexts;  // a ucontext counts as a DEVICE instance
+    case UVERBS_OBJECT_PD: return pds;
+    case UVERBS_OBJECT_CQ: return cqs;
+    case UVERBS_OBJECT_QP: return qps;
+    case UVERBS_OBJECT_SRQ: return srqs;
+    case UVERBS_OBJECT_MR: return mrs;
+    case UVERBS_OBJECT_MW: return mws;
+    case UVERBS_OBJECT_AH: return ahs;
+    case UVERBS_OBJECT_WQ: return wqs;
+    default: return std::nullopt;
+  }
+}
+
+Result<uint64_t> ParseSize(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  uint64_t value = 0;
+  size_t digits = 0;
+  for (; i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])); ++i, ++digits) {
+    if (value > (UINT64_MAX - 9) / 10) return Fail(EINVAL, "size \"{}\" is too large", text);
+    value = value * 10 + static_cast<uint64_t>(text[i] - '0');
+  }
+  if (digits == 0) return Fail(EINVAL, "size \"{}\" has no number", text);
+  while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  const std::string_view unit = text.substr(i);
+  struct Unit {
+    std::string_view name;
+    uint64_t factor;
+  };
+  static constexpr Unit kUnits[] = {{"", 1},          {"B", 1},           {"KiB", 1ull << 10},
+                                    {"MiB", 1ull << 20}, {"GiB", 1ull << 30}, {"TiB", 1ull << 40},
+                                    {"K", 1ull << 10},   {"M", 1ull << 20},   {"G", 1ull << 30}};
+  for (const auto& u : kUnits)
+    if (unit == u.name) {
+      if (value > UINT64_MAX / u.factor) return Fail(EINVAL, "size \"{}\" is too large", text);
+      return value * u.factor;
+    }
+  return Fail(EINVAL, "size \"{}\" has an unknown unit (use B, KiB, MiB, GiB, TiB)", text);
+}
+
+Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
+  json j = json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object()) return Fail(EINVAL, "policy: not a JSON object");
+  PolicyConfig p;
+  if (!j.contains("version") || j["version"] != 1)
+    return Fail(EINVAL, "policy: \"version\": 1 is required");
+  for (const auto& [key, value] : j.items()) {
+    if (key == "version") continue;
+    if (key == "allow" || key == "deny") {
+      auto list = EntryList(value, key);
+      if (!list) return std::move(list).error();
+      (key == "allow" ? p.allow : p.deny) = std::move(*list);
+    } else if (key == "raw_packet_qps") {
+      if (!value.is_boolean()) return Fail(EINVAL, "policy: \"raw_packet_qps\" must be true/false");
+      p.raw_packet_qps = value.get<bool>();
+    } else if (key == "devx") {
+      if (value == "deny") {
+        p.devx = DevxMode::kDeny;
+      } else if (value == "query") {
+        p.devx = DevxMode::kQuery;
+      } else if (value == "allow") {
+        p.devx = DevxMode::kAllow;
+      } else {
+        return Fail(EINVAL, "policy: \"devx\" must be \"deny\", \"query\" or \"allow\"");
+      }
+    } else if (key == "quotas") {
+      auto q = ParseQuotas(value);
+      if (!q) return std::move(q).error();
+      p.quotas = *q;
+    } else {
+      return Fail(EINVAL, "policy: unknown key \"{}\"", key);
+    }
+  }
+  for (const auto& name : p.allow)
+    if (p.deny.count(name) != 0) return Fail(EINVAL, "policy: {} is both allowed and denied", name);
+  // DEVX modes open the DEVX entries; the content rules narrow "query" to read-only opcodes.
+  if (p.devx == DevxMode::kQuery) p.allow.insert("MLX5_IB_METHOD_DEVX_OTHER");
+  if (p.devx == DevxMode::kAllow)
+    for (const auto& m : abi::Methods())
+      if (m.object == MLX5_IB_OBJECT_DEVX || m.object == MLX5_IB_OBJECT_DEVX_OBJ ||
+          m.object == MLX5_IB_OBJECT_DEVX_UMEM || m.object == MLX5_IB_OBJECT_DEVX_ASYNC_CMD_FD ||
+          m.object == MLX5_IB_OBJECT_DEVX_ASYNC_EVENT_FD)
+        p.allow.insert(std::string(m.name));
+  return p;
+}
+
+Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Fail(ENOENT, "policy: cannot read {}", path);
+  std::stringstream s;
+  s << in.rdbuf();
+  auto p = FromJson(s.str());
+  if (!p) return Fail(p.error().errnum, "{}: {}", path, p.error().reason);
+  return p;
+}
+
+Result<void> CheckEntry(const PolicyConfig& policy, const abi::Policy& schema_default,
+                        std::string_view short_name, std::string_view kernel_name) {
+  auto named = [&](const std::set<std::string, std::less<>>& set) {
+    return set.count(short_name) != 0 || set.count(kernel_name) != 0;
+  };
+  if (schema_default.disposition == abi::Disposition::kUnsupported)
+    return Fail(schema_default.errnum, "{}: {}", short_name, schema_default.reason);
+  if (named(policy.deny))
+    return Fail(schema_default.disposition == abi::Disposition::kDeny ? schema_default.errnum
+                                                                      : EPERM,
+                "{}: denied by the sandbox policy", short_name);
+  if (schema_default.disposition == abi::Disposition::kDeny && !named(policy.allow))
+    return Fail(schema_default.errnum, "{}: {}", short_name, schema_default.reason);
+  return Ok();
+}
+
+}  // namespace rxp::proxy

@@ -1,0 +1,62 @@
+// The sandbox policy: which ABI entries may be forwarded (the schema's defaults, overridden by
+// name), the content rules that look inside allowed commands (raw-packet QPs, DEVX contexts,
+// SW-ICM device memory), and the sandbox's own quotas. Loaded from a JSON policy file
+// (`rdmaproxy run --policy FILE`, docs/user-guide.md#policy):
+//
+//   {
+//     "version": 1,
+//     "allow": ["MLX5.DEVX.OTHER"],          // entry short names or kernel constants
+//     "deny":  ["MR.REG_DMABUF"],
+//     "raw_packet_qps": false,               // RAW_PACKET QPs and SOURCE_QPN (CAP_NET_RAW)
+//     "devx": "deny",                        // "deny" | "query" (read-only DEVX_OTHER) | "allow"
+//     "quotas": {"pinned_bytes": "64MiB", "qps": 256, "cqs": 512, "mrs": 1024, "pds": 64,
+//                "srqs": 64, "ahs": 1024, "mws": 256, "contexts": 16}
+//   }
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "abi/result.h"
+#include "abi/schema.h"
+
+namespace rxp::proxy {
+
+// Limits the proxy enforces itself, for the whole sandbox. nullopt = no limit.
+struct Quotas {
+  std::optional<uint64_t> pinned_bytes;  // the sandbox's memlock budget (MR registrations)
+  std::optional<uint32_t> contexts, pds, cqs, qps, srqs, mrs, mws, ahs, wqs;
+
+  // The limit on live objects of `type`, if any.
+  std::optional<uint32_t> CountLimit(abi::ObjectId type) const;
+};
+
+enum class DevxMode : uint8_t {
+  kDeny,   // no DEVX: GET_CONTEXT may not ask for a DEVX uid, every DEVX method is denied
+  kQuery,  // a DEVX uid and read-only DEVX_OTHER queries (QUERY_HCA_CAP, ...) are allowed
+  kAllow,  // a DEVX uid and every DEVX method: raw firmware access, for trusted workloads
+};
+
+struct PolicyConfig {
+  std::set<std::string, std::less<>> allow;  // entries forwarded although the schema denies them
+  std::set<std::string, std::less<>> deny;   // entries refused although the schema allows them
+  bool raw_packet_qps = false;
+  DevxMode devx = DevxMode::kDeny;
+  Quotas quotas;
+
+  // Parses a policy file's text; unknown keys, unknown entry names and bad values are errors.
+  static Result<PolicyConfig> FromJson(std::string_view text);
+  static Result<PolicyConfig> FromFile(const std::string& path);
+};
+
+// The policy's verdict on an entry by name, before its content is looked at.
+Result<void> CheckEntry(const PolicyConfig& policy, const abi::Policy& schema_default,
+                        std::string_view short_name, std::string_view kernel_name);
+
+// "64MiB", "1 GiB", "4096" -> bytes.
+Result<uint64_t> ParseSize(std::string_view text);
+
+}  // namespace rxp::proxy

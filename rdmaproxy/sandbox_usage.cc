@@ -1,0 +1,66 @@
+#include "rdmaproxy/sandbox_usage.h"
+
+#include <cerrno>
+
+namespace rxp::proxy {
+namespace {
+
+std::string Bytes(uint64_t n) {
+  if (n >= (1ull << 30) && n % (1ull << 30) == 0) return fmt::format("{} GiB", n >> 30);
+  if (n >= (1ull << 20) && n % (1ull << 20) == 0) return fmt::format("{} MiB", n >> 20);
+  if (n >= (1ull << 10) && n % (1ull << 10) == 0) return fmt::format("{} KiB", n >> 10);
+  return fmt::format("{} bytes", n);
+}
+
+}  // namespace
+
+Result<void> SandboxUsage::Reserve(abi::ObjectId type, uint64_t pinned) {
+  std::lock_guard lock(mutex_);
+  const auto limit = quotas_.CountLimit(type);
+  if (limit && live_[type] >= *limit)
+    return Fail(EDQUOT, "the sandbox's {} quota ({}) is used up", abi::ObjectShortName(type),
+                *limit);
+  // The kernel answers an exhausted RLIMIT_MEMLOCK with ENOMEM (ib_umem_get); so does the
+  // sandbox's own budget, with the numbers in the reason.
+  if (pinned != 0 && quotas_.pinned_bytes && pinned_ + pinned > *quotas_.pinned_bytes)
+    return Fail(ENOMEM,
+                "the sandbox's pinned-memory budget of {} is exceeded: {} in use, {} more asked",
+                Bytes(*quotas_.pinned_bytes), Bytes(pinned_), Bytes(pinned));
+  ++live_[type];
+  pinned_ += pinned;
+  return Ok();
+}
+
+void SandboxUsage::Release(abi::ObjectId type, uint64_t pinned) {
+  std::lock_guard lock(mutex_);
+  if (live_[type] > 0) --live_[type];
+  pinned_ -= pinned <= pinned_ ? pinned : pinned_;
+}
+
+Result<void> SandboxUsage::ReservePinned(uint64_t pinned) {
+  std::lock_guard lock(mutex_);
+  if (pinned != 0 && quotas_.pinned_bytes && pinned_ + pinned > *quotas_.pinned_bytes)
+    return Fail(ENOMEM,
+                "the sandbox's pinned-memory budget of {} is exceeded: {} in use, {} more asked",
+                Bytes(*quotas_.pinned_bytes), Bytes(pinned_), Bytes(pinned));
+  pinned_ += pinned;
+  return Ok();
+}
+
+void SandboxUsage::ReleasePinned(uint64_t pinned) {
+  std::lock_guard lock(mutex_);
+  pinned_ -= pinned <= pinned_ ? pinned : pinned_;
+}
+
+uint64_t SandboxUsage::pinned_bytes() const {
+  std::lock_guard lock(mutex_);
+  return pinned_;
+}
+
+uint32_t SandboxUsage::live(abi::ObjectId type) const {
+  std::lock_guard lock(mutex_);
+  auto it = live_.find(type);
+  return it == live_.end() ? 0 : it->second;
+}
+
+}  // namespace rxp::proxy

@@ -1,0 +1,121 @@
+// Fakes of the embedder interfaces for engine unit tests (never used in place of the kernel in
+// conformance tests: those run real rdma-core programs in the VM test bed).
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <vector>
+
+#include "rdmaproxy/embedder.h"
+
+namespace rxp::proxy::testing {
+
+// App memory as a set of regions at fake addresses. `mirror_offset` != 0 models a Sentry-style
+// runtime: the host sees the same pages at address + mirror_offset.
+class FakeAppMemory final : public AppMemory {
+ public:
+  explicit FakeAppMemory(uint64_t mirror_offset = 0) : mirror_offset_(mirror_offset) {}
+
+  uint64_t Alloc(size_t size) {
+    const uint64_t at = next_;
+    next_ += (size + 0xfff) / 0x1000 * 0x1000 + 0x1000;
+    regions_[at] = std::vector<std::byte>(size);
+    return at;
+  }
+  template <typename T>
+  uint64_t Put(const T& value) {
+    const uint64_t at = Alloc(sizeof(T));
+    std::memcpy(regions_[at].data(), &value, sizeof(T));
+    return at;
+  }
+  uint64_t PutBytes(const std::vector<std::byte>& bytes) {
+    const uint64_t at = Alloc(bytes.size());
+    std::memcpy(regions_[at].data(), bytes.data(), bytes.size());
+    return at;
+  }
+  template <typename T>
+  T Get(uint64_t at) const {
+    T v{};
+    std::span<std::byte> out(reinterpret_cast<std::byte*>(&v), sizeof(T));
+    (void)const_cast<FakeAppMemory*>(this)->Read(at, out);
+    return v;
+  }
+
+  bool IdentityMapped() const override { return mirror_offset_ == 0; }
+  Result<void> Read(uint64_t address, std::span<std::byte> out) override {
+    auto* r = Find(address, out.size());
+    if (r == nullptr) return Fail(EFAULT, "unmapped {:#x}", address);
+    std::memcpy(out.data(), r, out.size());
+    return Ok();
+  }
+  Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
+    auto* r = Find(address, in.size());
+    if (r == nullptr) return Fail(EFAULT, "unmapped {:#x}", address);
+    std::memcpy(r, in.data(), in.size());
+    return Ok();
+  }
+  Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
+    if (Find(address, length) == nullptr) return Fail(EFAULT, "unmapped {:#x}", address);
+    return address + mirror_offset_;
+  }
+
+ private:
+  std::byte* Find(uint64_t address, size_t length) {
+    auto it = regions_.upper_bound(address);
+    if (it == regions_.begin()) return nullptr;
+    --it;
+    if (address + length > it->first + it->second.size()) return nullptr;
+    return it->second.data() + (address - it->first);
+  }
+
+  uint64_t mirror_offset_;
+  uint64_t next_ = 0x7f0000000000;
+  std::map<uint64_t, std::vector<std::byte>> regions_;
+};
+
+// The app's fd table: app fd -> host fd, kind, owner. Adopt assigns app fds from 100 up.
+class FakeFdBridge final : public FdBridge {
+ public:
+  void Add(int app_fd, HostFile file) { fds_[app_fd] = file; }
+  Result<HostFile> Resolve(int app_fd) override {
+    auto it = fds_.find(app_fd);
+    if (it == fds_.end()) return Fail(EBADF, "no fd {}", app_fd);
+    return it->second;
+  }
+  Result<int> Adopt(int fd, FileKind kind, uint64_t owner) override {
+    const int app = next_++;
+    fds_[app] = {fd, kind, owner};
+    return app;
+  }
+  const std::map<int, HostFile>& fds() const { return fds_; }
+
+ private:
+  std::map<int, HostFile> fds_;
+  int next_ = 100;
+};
+
+// A host device whose "kernel" is a test callback over the forwarded bytes.
+class FakeHostDevice final : public HostDevice {
+ public:
+  std::function<long(void* arg)> on_ioctl = [](void*) { return 0L; };
+  std::function<long(const void* buf, size_t len)> on_write = [](const void*, size_t len) {
+    return static_cast<long>(len);
+  };
+  int calls = 0;
+  Result<long> Ioctl(unsigned long, void* arg) override {
+    ++calls;
+    const long r = on_ioctl(arg);
+    if (r < 0) return Fail(static_cast<int>(-r), "fake kernel");
+    return r;
+  }
+  Result<long> Write(const void* buf, size_t len) override {
+    ++calls;
+    const long r = on_write(buf, len);
+    if (r < 0) return Fail(static_cast<int>(-r), "fake kernel");
+    return r;
+  }
+  int fd() const override { return -1; }
+};
+
+}  // namespace rxp::proxy::testing

@@ -1,0 +1,84 @@
+#include "rdmaproxy/translate.h"
+
+#include <cstring>
+
+#include "abi/payload.h"
+#include "abi/write_decoder.h"
+
+namespace rxp::proxy {
+
+Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
+                             size_t length) {
+  Result<void> status = Ok();
+  abi::ForEachField(layout, length, [&](const abi::Field& f, size_t off) {
+    if (!status.ok()) return;
+    const auto bytes = t.image.bytes().subspan(at, length);
+    const uint64_t value = abi::ReadField(bytes, off, f.size);
+    switch (f.kind) {
+      case abi::FieldKind::kPinnedVa: {
+        if (!t.pin || value == 0) return;
+        // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
+        // whole mappings, so asking for one byte finds the right one.
+        uint64_t len = 1;
+        if (!f.length_field.empty())
+          if (const abi::Field* lf = layout.Find(f.length_field))
+            len = abi::ReadField(bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)),
+                                 lf->size);
+        auto host = t.memory.HostAddress(value, len);
+        if (!host) {
+          status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,
+                        f.name, value, len);
+          return;
+        }
+        if (*host != value) t.image.WriteU64(at + off, *host);
+        return;
+      }
+      case abi::FieldKind::kFdIn: {
+        const auto fd = static_cast<int32_t>(value);
+        if (fd < 0) return;  // -1: none
+        auto host = t.resolve_fd(f, fd);
+        if (!host) {
+          status = std::move(host).error();
+          return;
+        }
+        const auto h = static_cast<uint32_t>(*host);
+        std::memcpy(t.image.bytes().data() + at + off, &h, sizeof(h));
+        return;
+      }
+      case abi::FieldKind::kUserPtr: {
+        if (value == 0 || t.identity) return;
+        // A pointer the kernel copies from (rdma_cm SET_OPTION optval, with its length) or into
+        // (rxe MODIFY_SRQ mmap_info_addr: a struct mminfo): give it a copy / a bounce buffer.
+        if (!f.length_field.empty()) {
+          const abi::Field* lf = layout.Find(f.length_field);
+          const uint64_t len = abi::ReadField(
+              bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)), lf->size);
+          if (len > 4096) {
+            status = Fail(EINVAL, "{}: {} of {} bytes is too large", t.what, f.name, len);
+            return;
+          }
+          std::vector<std::byte> in(len);
+          if (auto r = t.memory.Read(value, in); !r) {
+            status = Fail(EFAULT, "{}: cannot read {} at {:#x}", t.what, f.name, value);
+            return;
+          }
+          const size_t copy = t.image.Append(in);
+          t.image.PointTo(at + off, copy);
+          return;
+        }
+        const size_t bounce = t.image.Reserve(sizeof(mminfo));
+        t.image.PointTo(at + off, bounce);
+        t.outputs.push_back({bounce, value, sizeof(mminfo), -1});
+        Produced p{Produced::What::kRxeMmapInfo};
+        p.place = {true, bounce, sizeof(mminfo)};
+        t.produced.push_back(p);
+        return;
+      }
+      default:
+        return;
+    }
+  });
+  return status;
+}
+
+}  // namespace rxp::proxy

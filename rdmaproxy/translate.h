@@ -1,0 +1,33 @@
+// Translating the fields of a request inside its forward image: pinned addresses through
+// AppMemory::HostAddress, fds through a resolver, and (sentry mode) pointers the kernel writes
+// into, redirected to bounce buffers. Shared by uverbs and rdma_cm files; the schema's field
+// kinds (abi::FieldKind) say what each field is.
+#pragma once
+
+#include <cstddef>
+#include <functional>
+
+#include "abi/result.h"
+#include "abi/schema.h"
+#include "rdmaproxy/command.h"
+#include "rdmaproxy/embedder.h"
+
+namespace rxp::proxy {
+
+struct TranslateContext {
+  ForwardImage& image;
+  std::vector<OutputCopy>& outputs;
+  std::vector<Produced>& produced;
+  AppMemory& memory;
+  bool identity = true;  // the app runs the syscall: its addresses and fds are the kernel's
+  bool pin = true;       // false: kPinnedVa fields are not used by this request (REREG_MR)
+  std::string_view what;  // for error reasons: "INVOKE_WRITE REG_MR"
+  // Maps an app fd found in `field` to the fd the kernel must see.
+  std::function<Result<int>(const abi::Field& field, int app_fd)> resolve_fd;
+};
+
+// Translates every field of `layout` in image bytes [at, at + length).
+Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
+                             size_t length);
+
+}  // namespace rxp::proxy

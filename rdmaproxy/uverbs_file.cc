@@ -1,0 +1,734 @@
+#include "rdmaproxy/uverbs_file.h"
+
+#include <cstring>
+
+#include "abi/payload.h"
+#include "abi/trace_printer.h"
+#include "rdmaproxy/content_rules.h"
+#include "rdmaproxy/engine.h"
+#include "rdmaproxy/translate.h"
+
+namespace rxp::proxy {
+namespace {
+
+constexpr size_t kAttr = sizeof(ib_uverbs_attr);
+// The largest write() the proxy copies: rdma-core's largest legacy request is a few hundred
+// bytes; POST_SEND/RECV with many WRs is the only big one and providers with user-space
+// queues never send it.
+constexpr uint64_t kMaxWrite = 64 * 1024;
+
+ib_uverbs_attr AttrAt(std::span<const std::byte> bytes, size_t at) {
+  ib_uverbs_attr a;
+  std::memcpy(&a, bytes.data() + at, sizeof(a));
+  return a;
+}
+
+FileKind FdKindOf(abi::ObjectId object) {
+  switch (object) {
+    case UVERBS_OBJECT_COMP_CHANNEL: return FileKind::kCompChannel;
+    case UVERBS_OBJECT_ASYNC_EVENT: return FileKind::kAsyncEvent;
+    default: return FileKind::kOther;
+  }
+}
+
+Result<std::vector<std::byte>> CopyIn(AppMemory& memory, uint64_t address, size_t length) {
+  std::vector<std::byte> bytes(length);
+  if (length == 0) return bytes;
+  auto r = memory.Read(address, bytes);
+  if (!r) return Fail(EFAULT, "cannot read {} bytes at {:#x}: {}", length, address,
+                      r.error().reason);
+  return bytes;
+}
+
+// The copied-in bytes of pointer attributes, for content rules and the trace printer.
+class CopiedInputs final : public abi::PayloadSource {
+ public:
+  void Add(uint64_t address, std::span<const std::byte> bytes) {
+    buffers_.push_back({address, {bytes.begin(), bytes.end()}});
+  }
+  std::optional<std::span<const std::byte>> Read(uint64_t address, size_t length) const override {
+    for (const auto& [a, b] : buffers_)
+      if (a == address && b.size() >= length) return std::span<const std::byte>(b.data(), length);
+    return std::nullopt;
+  }
+
+ private:
+  std::vector<std::pair<uint64_t, std::vector<std::byte>>> buffers_;
+};
+
+// App memory after the call, for the result half of a trace line.
+class AppPayloads final : public abi::PayloadSource {
+ public:
+  AppPayloads(AppMemory& memory) : memory_(memory) {}
+  std::optional<std::span<const std::byte>> Read(uint64_t address, size_t length) const override {
+    auto& slot = cache_.emplace_back(length);
+    if (!memory_.Read(address, slot)) return std::nullopt;
+    return std::span<const std::byte>(slot);
+  }
+
+ private:
+  AppMemory& memory_;
+  mutable std::vector<std::vector<std::byte>> cache_;
+};
+
+// Where the kernel's output for PTR_OUT attribute `a` lands: its bounce buffer in the image
+// (sentry mode) or the app's own buffer.
+Place OutputPlace(const UverbsCommand& c, const abi::IoctlAttr& a) {
+  const int k = c.image_attr[a.index];
+  for (const auto& o : c.outputs)
+    if (o.attr_index == k) return {true, o.image_offset, a.len};
+  return {false, a.data, a.len};
+}
+
+}  // namespace
+
+UverbsFile::UverbsFile(Engine& engine, uint64_t id, std::string label, abi::DeviceAbi device)
+    : engine_(engine), id_(id), label_(std::move(label)), device_(device), mmaps_(device.driver) {}
+
+UverbsFile::~UverbsFile() { Closed(); }
+
+void UverbsFile::Refuse(const Error& error, int refusal) {
+  engine_.Refused(label_, error, static_cast<Refusal>(refusal));
+}
+
+Result<int> UverbsFile::ResolveFd(FdBridge& fds, int app_fd, FileKind want) {
+  auto f = fds.Resolve(app_fd);
+  if (!f) return Fail(EBADF, "fd {} is not an open file of the app", app_fd);
+  // lookup_get_fd_uobject(): an fd of another type, or of another uverbs file, is EBADF.
+  if (want != FileKind::kOther && (f->kind != want || f->owner != id_))
+    return Fail(EBADF, "fd {} is a {} file, not a {} of {}", app_fd, FileKindName(f->kind),
+                FileKindName(want), label_);
+  return f->host_fd;
+}
+
+Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
+                                         size_t length, AppMemory& memory, FdBridge& fds,
+                                         bool pin_trans) {
+  TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
+                     c.short_name, {}};
+  // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
+  // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file.
+  t.resolve_fd = [&](const abi::Field& f, int fd) {
+    return ResolveFd(fds, fd, f.name == "comp_channel" ? FileKind::kCompChannel
+                                                        : FileKind::kOther);
+  };
+  return rxp::proxy::TranslateFields(t, layout, at, length);
+}
+
+Result<void> UverbsFile::Reserve(UverbsCommand& c) {
+  if (c.creates_context) {
+    RXP_TRY(engine_.usage().Reserve(UVERBS_OBJECT_DEVICE, 0));
+    c.reserved = true;
+    return Ok();
+  }
+  if (c.rereg) return c.pinned != 0 ? engine_.usage().ReservePinned(c.pinned) : Ok();
+  if (c.creates == abi::kNoObject || abi::FindObject(c.creates)->fd_object) return Ok();
+  RXP_TRY(engine_.usage().Reserve(c.creates, c.pinned));
+  c.reserved = true;
+  return Ok();
+}
+
+Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
+  const abi::IoctlRequest& r = c.request;
+  const abi::Method& m = *r.method;
+  c.short_name = r.write_command != nullptr
+                     ? fmt::format("INVOKE_WRITE {}", r.write_command->short_name)
+                     : std::string(m.short_name);
+
+  // Entry policy: the method, and for INVOKE_WRITE the legacy command it wraps.
+  RXP_TRY(CheckEntry(engine_.policy(), m.policy, m.short_name, m.name));
+  if (r.write_command != nullptr)
+    RXP_TRY(CheckEntry(engine_.policy(), r.write_command->policy, r.write_command->short_name,
+                       r.write_command->name));
+
+  // Header and the kept attributes (unknown optional ones are dropped: the kernel would
+  // ignore them, and the proxy does not forward what it does not understand).
+  const uint16_t kept = static_cast<uint16_t>(r.num_attrs - r.num_dropped);
+  abi::IoctlHeader h = r.header;
+  h.num_attrs = kept;
+  h.length = static_cast<uint16_t>(sizeof(h) + kAttr * kept);
+  c.image.Append(std::as_bytes(std::span(&h, 1)));
+  c.image_attrs_at = c.image.Reserve(kAttr * kept);
+  c.image_attr.assign(r.num_attrs, -1);
+
+  CopiedInputs copied;
+  std::span<const std::byte> core_in, driver_in;
+  size_t core_in_at = 0, driver_in_at = 0;
+  int out_index = 0;
+  for (const abi::IoctlAttr& a : r.Attrs()) {
+    if (a.spec == nullptr) continue;
+    const abi::Attr& spec = *a.spec;
+    const int k = out_index++;
+    c.image_attr[a.index] = k;
+    const size_t slot = c.image_attrs_at + kAttr * static_cast<size_t>(k);
+    ib_uverbs_attr u = AttrAt(c.raw, sizeof(abi::IoctlHeader) + kAttr * a.index);
+    switch (spec.type) {
+      case abi::AttrType::kIdr:
+        if (spec.access == abi::Access::kNew) {
+          c.creates = spec.object;
+          c.produced.push_back({Produced::What::kHandle, k});
+        } else {
+          auto obj = objects_.Lookup(a.data, spec.object);
+          if (!obj) return std::move(obj).error();
+          if (spec.access == abi::Access::kDestroy) c.destroys = static_cast<uint32_t>(a.data);
+        }
+        break;
+      case abi::AttrType::kFd:
+        if (spec.access == abi::Access::kNew) {
+          c.produced.push_back({Produced::What::kFd, k});
+          c.produced.back().fd_kind = FdKindOf(spec.object);
+        } else {
+          auto host = ResolveFd(fds, static_cast<int>(a.data), FdKindOf(spec.object));
+          if (!host) return std::move(host).error();
+          u.data_s64 = *host;
+        }
+        break;
+      case abi::AttrType::kRawFd: {
+        auto host = ResolveFd(fds, static_cast<int>(a.data), FileKind::kOther);
+        if (!host) return std::move(host).error();
+        u.data_s64 = *host;
+        break;
+      }
+      case abi::AttrType::kIdrsArray: {
+        std::vector<std::byte> handles;
+        if (a.IsPointer()) {
+          auto b = CopyIn(memory, a.data, a.len);
+          if (!b) return std::move(b).error();
+          handles = std::move(*b);
+          const size_t at = c.image.Append(handles);
+          c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
+        } else {
+          handles.assign(reinterpret_cast<const std::byte*>(&a.data),
+                         reinterpret_cast<const std::byte*>(&a.data) + a.len);
+        }
+        for (size_t i = 0; i + 4 <= handles.size(); i += 4) {
+          auto obj = objects_.Lookup(abi::ReadField(handles, i, 4), spec.object);
+          if (!obj) return std::move(obj).error();
+        }
+        break;
+      }
+      case abi::AttrType::kPtrOut:
+        if (!c.identity) {  // sentry: the kernel writes into a bounce buffer in the image
+          const size_t at = c.image.Reserve(a.len);
+          c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
+          c.outputs.push_back({at, a.data, a.len, k});
+        }
+        break;
+      case abi::AttrType::kPtrIn:
+      case abi::AttrType::kConstIn:
+      case abi::AttrType::kFlagsIn:
+      case abi::AttrType::kEnumIn: {
+        if (!a.IsPointer()) {
+          // Inline data lives in the attribute's data word in the image.
+          const size_t inline_at = slot + offsetof(ib_uverbs_attr, data);
+          if (spec.meaning == abi::AttrMeaning::kCoreIn) core_in_at = inline_at;
+          if (spec.meaning == abi::AttrMeaning::kUdataIn) driver_in_at = inline_at;
+          if (spec.meaning == abi::AttrMeaning::kFdInline) {
+            auto host = ResolveFd(fds, static_cast<int>(a.InlineValue()), FileKind::kOther);
+            if (!host) return std::move(host).error();
+            u.data = static_cast<__u64>(static_cast<uint32_t>(*host));
+          } else if (spec.meaning == abi::AttrMeaning::kPinnedVa) {
+            auto host = memory.HostAddress(a.InlineValue(), 1);
+            if (!host) return Fail(EFAULT, "{}: {} is not app memory", c.short_name, spec.name);
+            u.data = *host;
+          }
+          break;
+        }
+        auto b = CopyIn(memory, a.data, a.len);
+        if (!b) return std::move(b).error();
+        // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP).
+        if (spec.zero_trailing && a.len > spec.max_len)
+          for (size_t i = spec.max_len; i < b->size(); ++i)
+            if ((*b)[i] != std::byte{0})
+              return Fail(EOPNOTSUPP, "{}: {} has non-zero bytes past its {}-byte struct",
+                          c.short_name, spec.name, spec.max_len);
+        const size_t at = c.image.Append(*b);
+        c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
+        copied.Add(a.data, *b);
+        if (spec.meaning == abi::AttrMeaning::kCoreIn) core_in_at = at;
+        if (spec.meaning == abi::AttrMeaning::kUdataIn) driver_in_at = at;
+        break;
+      }
+    }
+    std::memcpy(c.image.bytes().data() + slot, &u, sizeof(u));
+  }
+  if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
+    core_in = c.image.bytes().subspan(core_in_at, ci->len);
+  if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
+    driver_in = c.image.bytes().subspan(driver_in_at, di->len);
+
+  // Content rules look at what was copied in.
+  CommandView view;
+  view.driver = device_.driver;
+  view.method = &m;
+  view.ioctl = &r;
+  view.write_command = r.write_command;
+  view.core = core_in;
+  view.driver_in = driver_in;
+  view.attr_bytes = [&](uint16_t id) -> std::span<const std::byte> {
+    const abi::IoctlAttr* a = r.Find(id);
+    if (a == nullptr || !a->IsPointer()) return {};
+    auto b = copied.Read(a->data, a->len);
+    return b ? *b : std::span<const std::byte>();
+  };
+  RXP_TRY(CheckContent(engine_.policy(), view));
+
+  // INVOKE_WRITE: validate and translate the legacy request like a write() body.
+  if (const abi::WriteCommand* wc = r.write_command) {
+    RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
+    const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
+                           (abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, flags), 4) &
+                            abi::kMrReregTrans) != 0;
+    RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds, pin_trans));
+    const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
+    if (wc->creates != abi::kNoObject && core_out != nullptr) {
+      c.creates = wc->creates;
+      const bool fd_object = abi::FindObject(wc->creates)->fd_object;
+      Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
+      p.place = OutputPlace(c, *core_out);
+      p.offset = static_cast<uint32_t>(wc->response->OffsetOf(wc->created));
+      p.fd_kind = FdKindOf(wc->creates);
+      c.produced.push_back(p);
+    }
+    if (wc->destroys != abi::kNoObject)
+      c.destroys = static_cast<uint32_t>(
+          abi::ReadField(core_in, static_cast<size_t>(wc->request->OffsetOf(wc->destroyed)), 4));
+    if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) c.creates_context = true;
+    if (wc->command == IB_USER_VERBS_CMD_REG_MR)
+      c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_reg_mr, length), 8);
+    if (wc->command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
+      c.rereg = static_cast<uint32_t>(
+          abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
+      c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, length), 8);
+    }
+  }
+  if (m.object == UVERBS_OBJECT_DEVICE && m.id == UVERBS_METHOD_GET_CONTEXT)
+    c.creates_context = true;
+
+  // Driver data: translate what the driver layout says is pinned / a pointer / an fd.
+  if (!driver_in.empty()) {
+    const abi::DriverPayload* dp = abi::DriverPayloadFor(r, device_);
+    const abi::Layout* layout =
+        dp != nullptr ? dp->InFor(abi::DriverContext(r, driver_in)) : nullptr;
+    if (layout != nullptr)
+      RXP_TRY(TranslateFields(c, *layout, driver_in_at, driver_in.size(), memory, fds, true));
+    else if (layout == nullptr && !memory.IdentityMapped())
+      return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled; it cannot be "
+                  "translated", c.short_name, abi::DriverName(device_.driver));
+  }
+
+  // Outputs the proxy must act on: rxe mmap cookies (UHW_OUT), mlx5 UAR mmap offsets.
+  if (const abi::IoctlAttr* uo = r.Find(UVERBS_ATTR_UHW_OUT); uo != nullptr) {
+    const abi::DriverPayload* dp = abi::DriverPayloadFor(r, device_);
+    const abi::Layout* out = dp != nullptr ? dp->out : nullptr;
+    if (out != nullptr && device_.driver == abi::Driver::kRxe) {
+      const Place place = OutputPlace(c, *uo);
+      abi::ForEachField(*out, out->size, [&](const abi::Field& f, size_t off) {
+        if (f.name == "offset") {  // struct mminfo {offset, size}
+          Produced p{Produced::What::kRxeMmapInfo};
+          p.place = place;
+          p.offset = static_cast<uint32_t>(off);
+          c.produced.push_back(p);
+        }
+      });
+    }
+  }
+  if (m.object == MLX5_IB_OBJECT_UAR && m.id == MLX5_IB_METHOD_UAR_OBJ_ALLOC) {
+    const abi::IoctlAttr* off = r.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET);
+    const abi::IoctlAttr* len = r.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH);
+    Produced p{Produced::What::kMlx5UarOffset};
+    p.place = OutputPlace(c, *off);
+    p.length_place = OutputPlace(c, *len);
+    c.produced.push_back(p);
+  }
+
+  if (engine_.tracing())
+    c.trace_request = abi::FormatIoctl(label_, r, device_, copied, nullptr);
+  return Ok();
+}
+
+Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds,
+                                                              uint64_t arg) {
+  engine_.counters().commands++;
+  auto c = std::make_unique<UverbsCommand>();
+  c->kind = UverbsCommand::Kind::kIoctl;
+  c->app_arg = arg;
+  c->identity = memory.IdentityMapped();
+  // Copy in the header, then the attributes it announces.
+  auto head = CopyIn(memory, arg, sizeof(abi::IoctlHeader));
+  if (!head) {
+    Refuse(head.error(), static_cast<int>(Refusal::kDecode));
+    return std::move(head).error();
+  }
+  auto hdr = abi::DecodeIoctlHeader(*head);
+  if (!hdr) {
+    Refuse(hdr.error(), static_cast<int>(Refusal::kDecode));
+    return std::move(hdr).error();
+  }
+  auto raw = CopyIn(memory, arg, hdr->length);
+  if (!raw) {
+    Refuse(raw.error(), static_cast<int>(Refusal::kDecode));
+    return std::move(raw).error();
+  }
+  c->raw = std::move(*raw);
+  if (auto d = abi::DecodeIoctl(c->raw, device_, c->request); !d) {
+    Refuse(d.error(), static_cast<int>(Refusal::kDecode));
+    if (engine_.tracing())
+      engine_.Trace(abi::FormatRefused("ioctl", label_,
+                                       c->request.method ? c->request.method->short_name : "?",
+                                       d.error()));
+    return std::move(d).error();
+  }
+  auto built = BuildIoctl(*c, memory, fds);
+  if (built) built = Reserve(*c);
+  if (!built) {
+    const int errnum = built.error().errnum;
+    const Refusal why = errnum == ENOENT || errnum == EBADF || errnum == EFAULT ? Refusal::kState
+                        : (errnum == EDQUOT || errnum == ENOMEM)             ? Refusal::kQuota
+                        : errnum == EOPNOTSUPP && c->request.write_command    ? Refusal::kDecode
+                                                                             : Refusal::kPolicy;
+    Refuse(built.error(), static_cast<int>(why));
+    if (engine_.tracing())
+      engine_.Trace(abi::FormatRefused("ioctl", label_, c->short_name, built.error()));
+    return std::move(built).error();
+  }
+  engine_.counters().forwarded++;
+  return c;
+}
+
+Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
+  const abi::WriteRequest& w = *c.write;
+  const abi::WriteCommand& wc = *w.command;
+  c.short_name = std::string(wc.short_name);
+  RXP_TRY(CheckEntry(engine_.policy(), wc.policy, wc.short_name, wc.name));
+  CommandView view;
+  view.driver = device_.driver;
+  view.write_command = &wc;
+  view.core = w.core;
+  view.driver_in = w.driver;
+  RXP_TRY(CheckContent(engine_.policy(), view));
+
+  const size_t base = c.image.Append(c.write_raw);
+  const size_t core_at = base + static_cast<size_t>(w.core.data() - c.write_raw.data());
+  const size_t driver_at = base + static_cast<size_t>(w.driver.data() - c.write_raw.data());
+  const bool pin_trans = wc.command != IB_USER_VERBS_CMD_REREG_MR ||
+                         (abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, flags), 4) &
+                          abi::kMrReregTrans) != 0;
+  RXP_TRY(TranslateFields(c, *wc.request, core_at, w.core.size(), memory, fds, pin_trans));
+  const abi::DriverPayload* dp = wc.drivers.For(device_.driver);
+  if (!w.driver.empty()) {
+    const abi::Layout* layout =
+        dp != nullptr ? dp->InFor(abi::DriverContext(wc, w.core, w.driver)) : nullptr;
+    if (layout != nullptr)
+      RXP_TRY(TranslateFields(c, *layout, driver_at, w.driver.size(), memory, fds, true));
+    else if (!memory.IdentityMapped())
+      return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled",
+                  c.short_name, abi::DriverName(device_.driver));
+  }
+
+  // Where the kernel writes the response: the app's buffer (identity) or a bounce buffer that
+  // covers the core and the driver response, which the kernel writes contiguously.
+  const uint32_t resp_total = w.response_len + w.driver_response_len;
+  Place resp{false, w.response, w.response_len};
+  if (w.response != 0 && !c.identity) {
+    const size_t bounce = c.image.Reserve(resp_total);
+    const size_t field = wc.extended() ? base + sizeof(ib_uverbs_cmd_hdr) : core_at;
+    c.image.PointTo(field, bounce);
+    c.outputs.push_back({bounce, w.response, resp_total, -1});
+    resp = {true, bounce, w.response_len};
+  }
+  if (wc.creates != abi::kNoObject && wc.response != nullptr && w.response != 0) {
+    c.creates = wc.creates;
+    const bool fd_object = abi::FindObject(wc.creates)->fd_object;
+    Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
+    p.place = resp;
+    p.offset = static_cast<uint32_t>(wc.response->OffsetOf(wc.created));
+    p.fd_kind = FdKindOf(wc.creates);
+    c.produced.push_back(p);
+  }
+  if (wc.command == IB_USER_VERBS_CMD_GET_CONTEXT && w.response != 0) {
+    c.creates_context = true;
+    Produced p{Produced::What::kFd};
+    p.place = resp;
+    p.offset = offsetof(ib_uverbs_get_context_resp, async_fd);
+    p.fd_kind = FileKind::kAsyncEvent;
+    c.produced.push_back(p);
+  }
+  if (wc.destroys != abi::kNoObject)
+    c.destroys = static_cast<uint32_t>(
+        abi::ReadField(w.core, static_cast<size_t>(wc.request->OffsetOf(wc.destroyed)), 4));
+  if (wc.command == IB_USER_VERBS_CMD_REG_MR)
+    c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
+  if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
+    c.rereg = static_cast<uint32_t>(
+        abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
+    c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, length), 8);
+  }
+  // rxe mmap cookies in the driver response.
+  if (device_.driver == abi::Driver::kRxe && dp != nullptr && dp->out != nullptr &&
+      w.driver_response != 0) {
+    const Place dresp = resp.in_image ? Place{true, resp.where + w.response_len,
+                                              w.driver_response_len}
+                                      : Place{false, w.driver_response, w.driver_response_len};
+    abi::ForEachField(*dp->out, dp->out->size, [&](const abi::Field& f, size_t off) {
+      if (f.name == "offset") {
+        Produced p{Produced::What::kRxeMmapInfo};
+        p.place = dresp;
+        p.offset = static_cast<uint32_t>(off);
+        c.produced.push_back(p);
+      }
+    });
+  }
+  if (engine_.tracing()) c.trace_request = abi::FormatWrite(label_, w, device_, nullptr);
+  return Ok();
+}
+
+Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds,
+                                                              uint64_t buffer, uint64_t length) {
+  engine_.counters().commands++;
+  auto c = std::make_unique<UverbsCommand>();
+  c->kind = UverbsCommand::Kind::kWrite;
+  c->app_arg = buffer;
+  c->app_length = length;
+  c->identity = memory.IdentityMapped();
+  auto fail = [&](Error e, Refusal why) -> Error {
+    Refuse(e, static_cast<int>(why));
+    if (engine_.tracing()) engine_.Trace(abi::FormatRefused("write", label_, "?", e));
+    return e;
+  };
+  if (length > kMaxWrite)
+    return fail(Fail(E2BIG, "write of {} bytes exceeds the proxy's {}-byte limit", length,
+                     kMaxWrite),
+                Refusal::kDecode);
+  auto raw = CopyIn(memory, buffer, static_cast<size_t>(length));
+  if (!raw) return fail(std::move(raw).error(), Refusal::kDecode);
+  c->write_raw = std::move(*raw);
+  auto w = abi::DecodeWrite(c->write_raw, device_);
+  if (!w) return fail(std::move(w).error(), Refusal::kDecode);
+  c->write = std::move(*w);
+  auto built = BuildWrite(*c, memory, fds);
+  if (built) built = Reserve(*c);
+  if (!built) {
+    const int errnum = built.error().errnum;
+    const Refusal why = errnum == EBADF || errnum == EFAULT ? Refusal::kState
+                        : (errnum == EDQUOT || errnum == ENOMEM) ? Refusal::kQuota
+                                                                 : Refusal::kPolicy;
+    return fail(std::move(built).error(), why);
+  }
+  engine_.counters().forwarded++;
+  return c;
+}
+
+namespace {
+
+// Reads a produced value's bytes from the image (sentry) or the app (identity).
+std::optional<uint64_t> ReadProduced(const Place& place, uint32_t offset, size_t size,
+                                     std::span<const std::byte> image, AppMemory& memory) {
+  if (offset + size > place.length) return std::nullopt;
+  if (place.in_image) {
+    if (place.where + offset + size > image.size()) return std::nullopt;
+    return abi::ReadField(image, static_cast<size_t>(place.where + offset), size);
+  }
+  std::byte b[8] = {};
+  if (!memory.Read(place.where + offset, std::span(b, size))) return std::nullopt;
+  return abi::ReadField(std::span(b, size), 0, size);
+}
+
+}  // namespace
+
+void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
+                        AppMemory& memory, FdBridge& fds) {
+  const bool ok = result >= 0;
+  if (!ok) {
+    engine_.counters().kernel_errors++;
+    if (c.reserved) {
+      engine_.usage().Release(c.creates_context ? abi::ObjectId{UVERBS_OBJECT_DEVICE} : c.creates,
+                              c.creates_context ? 0 : c.pinned);
+    } else if (c.rereg && c.pinned != 0) {
+      engine_.usage().ReleasePinned(c.pinned);
+    }
+    return;
+  }
+  if (c.creates_context) has_context_ = true;
+  if (c.destroys) {
+    if (auto gone = objects_.Erase(*c.destroys))
+      engine_.usage().Release(gone->type, gone->pinned);
+  }
+  if (c.rereg) {
+    if (TrackedObject* mr = objects_.Find(*c.rereg)) {
+      engine_.usage().ReleasePinned(mr->pinned);
+      mr->pinned = c.pinned;
+    }
+  }
+  for (const Produced& p : c.produced) {
+    std::optional<uint64_t> value;
+    if (p.attr_index >= 0) {
+      const size_t at = c.image_attrs_at + kAttr * static_cast<size_t>(p.attr_index) +
+                        offsetof(ib_uverbs_attr, data);
+      if (at + 8 <= image_after.size()) value = abi::ReadField(image_after, at, 8);
+    } else {
+      const size_t size = p.what == Produced::What::kRxeMmapInfo ||
+                                  p.what == Produced::What::kMlx5UarOffset
+                              ? 8
+                              : 4;
+      value = ReadProduced(p.place, p.offset, size, image_after, memory);
+    }
+    if (!value) continue;
+    switch (p.what) {
+      case Produced::What::kHandle:
+        if (c.creates != abi::kNoObject && !abi::FindObject(c.creates)->fd_object)
+          objects_.Insert(static_cast<uint32_t>(*value), {c.creates, c.pinned});
+        break;
+      case Produced::What::kFd:
+        break;  // adopted by the caller (Complete), which rewrites where the app sees it
+      case Produced::What::kRxeMmapInfo: {
+        auto size = ReadProduced(p.place, p.offset + 8, 4, image_after, memory);
+        if (*value != 0) mmaps_.AllowOnce(*value, size.value_or(0));
+        break;
+      }
+      case Produced::What::kMlx5UarOffset: {
+        auto len = ReadProduced(p.length_place, 0, 4, image_after, memory);
+        mmaps_.AllowEntry(*value, len.value_or(4096));
+        break;
+      }
+    }
+  }
+  (void)fds;
+}
+
+long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> image_after,
+                          uint64_t base, AppMemory& memory, FdBridge& fds) {
+  (void)base;
+  Settle(c, result, image_after, memory, fds);
+  long app_result = result;
+  if (result >= 0) {
+    // New fds: make them the app's and rewrite where the app reads them.
+    std::vector<std::byte> attrs_after;
+    if (c.kind == UverbsCommand::Kind::kIoctl) {
+      const size_t n = c.request.num_attrs - c.request.num_dropped;
+      attrs_after.assign(image_after.begin() + static_cast<long>(c.image_attrs_at),
+                         image_after.begin() + static_cast<long>(c.image_attrs_at + kAttr * n));
+    }
+    for (const Produced& p : c.produced) {
+      if (p.what != Produced::What::kFd) continue;
+      int fd = -1;
+      if (p.attr_index >= 0) {
+        fd = static_cast<int>(abi::ReadField(attrs_after, kAttr * static_cast<size_t>(p.attr_index) +
+                                                              offsetof(ib_uverbs_attr, data), 8));
+      } else if (auto v = ReadProduced(p.place, p.offset, 4, image_after, memory)) {
+        fd = static_cast<int>(*v);
+      }
+      if (fd < 0) continue;
+      auto app_fd = fds.Adopt(fd, p.fd_kind, id_);
+      if (!app_fd) {
+        engine_.Log(fmt::format("rdmaproxy: {}: cannot hand the new {} fd to the app: {}", label_,
+                                FileKindName(p.fd_kind), app_fd.error().ToString()));
+        continue;
+      }
+      const auto v32 = static_cast<uint32_t>(*app_fd);
+      if (p.attr_index >= 0) {
+        const uint64_t v64 = static_cast<uint64_t>(*app_fd);
+        std::memcpy(attrs_after.data() + kAttr * static_cast<size_t>(p.attr_index) +
+                        offsetof(ib_uverbs_attr, data),
+                    &v64, sizeof(v64));
+      } else if (p.place.in_image) {
+        std::memcpy(image_after.data() + p.place.where + p.offset, &v32, sizeof(v32));
+      } else {
+        (void)memory.Write(p.place.where + p.offset, std::as_bytes(std::span(&v32, 1)));
+      }
+    }
+    // Outputs the kernel wrote into bounce buffers (sentry mode).
+    for (const auto& o : c.outputs) {
+      if (o.attr_index >= 0) {
+        const uint64_t flags = abi::ReadField(attrs_after, kAttr * static_cast<size_t>(o.attr_index) +
+                                                               offsetof(ib_uverbs_attr, flags), 2);
+        if ((flags & UVERBS_ATTR_F_VALID_OUTPUT) == 0) continue;
+      }
+      (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
+    }
+    // The attribute array back to the app: the kernel's flags and new ids / fds, the app's own
+    // data words everywhere else (it must never see a proxy pointer or a host fd).
+    if (c.kind == UverbsCommand::Kind::kIoctl) {
+      for (const abi::IoctlAttr& a : c.request.Attrs()) {
+        const int k = c.image_attr[a.index];
+        if (k < 0) continue;
+        ib_uverbs_attr mine = AttrAt(c.raw, sizeof(abi::IoctlHeader) + kAttr * a.index);
+        const ib_uverbs_attr after = AttrAt(attrs_after, kAttr * static_cast<size_t>(k));
+        mine.flags = after.flags;
+        if (a.spec->access == abi::Access::kNew) mine.data = after.data;
+        (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader) + kAttr * a.index,
+                           std::as_bytes(std::span(&mine, 1)));
+      }
+    }
+    if (c.kind == UverbsCommand::Kind::kWrite) app_result = static_cast<long>(c.app_length);
+  }
+  if (engine_.tracing()) {
+    abi::CallOutcome outcome;
+    outcome.ret = result;
+    outcome.errnum = result < 0 ? static_cast<int>(-result) : 0;
+    AppPayloads after(memory);
+    outcome.out = &after;
+    std::vector<std::byte> app_attrs;
+    if (c.kind == UverbsCommand::Kind::kIoctl && result >= 0) {
+      app_attrs.resize(kAttr * c.request.num_attrs);
+      if (memory.Read(c.app_arg + sizeof(abi::IoctlHeader), app_attrs)) outcome.attrs_after = app_attrs;
+    }
+    std::string line;
+    if (c.kind == UverbsCommand::Kind::kIoctl) {
+      line = abi::FormatIoctl(label_, c.request, device_, abi::EmptyPayloadSource(), &outcome);
+      // The request half was printed with the copied inputs at Begin; keep it.
+      const size_t cut = line.find(") = ");
+      if (!c.trace_request.empty() && cut != std::string::npos)
+        line = c.trace_request + line.substr(cut + 1);
+    } else {
+      line = abi::FormatWrite(label_, *c.write, device_, &outcome);
+    }
+    engine_.Trace(line);
+  }
+  return app_result;
+}
+
+long UverbsFile::Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg) {
+  auto c = BeginIoctl(memory, fds, arg);
+  if (!c) return -c.error().errnum;
+  std::vector<std::byte> image((*c)->image.size());
+  const auto base = reinterpret_cast<uint64_t>(image.data());
+  (*c)->image.RelocateInto(image, base);
+  auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data());
+  const long result = r ? *r : -r.error().errnum;
+  return Complete(**c, result, image, base, memory, fds);
+}
+
+long UverbsFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
+                       uint64_t length) {
+  auto c = BeginWrite(memory, fds, buffer, length);
+  if (!c) return -c.error().errnum;
+  std::vector<std::byte> image((*c)->image.size());
+  const auto base = reinterpret_cast<uint64_t>(image.data());
+  (*c)->image.RelocateInto(image, base);
+  auto r = host.Write(image.data(), (*c)->write_raw.size());
+  const long result = r ? *r : -r.error().errnum;
+  return Complete(**c, result, image, base, memory, fds);
+}
+
+Result<void> UverbsFile::CheckMmap(uint64_t offset, uint64_t length, int prot) {
+  engine_.counters().commands++;
+  auto r = mmaps_.Check(offset, length, prot);
+  if (!r) {
+    Refuse(r.error(), static_cast<int>(Refusal::kState));
+    return r;
+  }
+  engine_.counters().mmaps++;
+  return Ok();
+}
+
+void UverbsFile::Mapped(uint64_t offset) { mmaps_.Mapped(offset); }
+
+void UverbsFile::Closed() {
+  if (closed_) return;
+  closed_ = true;
+  for (const auto& [handle, o] : objects_.all()) engine_.usage().Release(o.type, o.pinned);
+  if (has_context_) engine_.usage().Release(UVERBS_OBJECT_DEVICE, 0);
+}
+
+}  // namespace rxp::proxy

@@ -1,0 +1,89 @@
+// UverbsFile: the proxy's state for one open /dev/infiniband/uverbsN (one host open file, one
+// ucontext): the objects created through it, the mmap offsets it was handed, and the command
+// pipeline for its ioctl() and write() calls.
+//
+// Two embedders drive it (embedder.h):
+//  - the ptrace harness, where the app issues its own syscalls: BeginIoctl/BeginWrite at the
+//    syscall's entry (the harness places the returned forward image in scratch memory of the
+//    app and points the syscall at it), Complete at its exit;
+//  - sentry mode, where the engine issues them: Ioctl/Write do both phases around HostDevice.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "abi/result.h"
+#include "abi/schema.h"
+#include "rdmaproxy/command.h"
+#include "rdmaproxy/embedder.h"
+#include "rdmaproxy/mmap_rules.h"
+#include "rdmaproxy/object_table.h"
+
+namespace rxp::proxy {
+
+class Engine;
+
+class UverbsFile {
+ public:
+  UverbsFile(Engine& engine, uint64_t id, std::string label, abi::DeviceAbi device);
+  ~UverbsFile();
+  UverbsFile(const UverbsFile&) = delete;
+  UverbsFile& operator=(const UverbsFile&) = delete;
+
+  uint64_t id() const { return id_; }  // the owner id of this file's event fds (FdBridge)
+  const std::string& label() const { return label_; }
+  const abi::DeviceAbi& device() const { return device_; }
+
+  // Phase 1: copy in, decode, apply policy and quotas, translate into a forward image.
+  // An error means the command must not run; the app gets -error.errnum (already logged).
+  Result<std::unique_ptr<UverbsCommand>> BeginIoctl(AppMemory& memory, FdBridge& fds,
+                                                    uint64_t arg);
+  Result<std::unique_ptr<UverbsCommand>> BeginWrite(AppMemory& memory, FdBridge& fds,
+                                                    uint64_t buffer, uint64_t length);
+
+  // Phase 2: the kernel ran the image placed at `base` with `result` (>= 0, or -errno);
+  // `image_after` is the image as the kernel left it. Settles tracking and quotas, copies
+  // outputs and the attribute array back to the app, adopts new fds. Returns what the app's
+  // syscall returns.
+  long Complete(UverbsCommand& command, long result, std::span<std::byte> image_after,
+                uint64_t base, AppMemory& memory, FdBridge& fds);
+
+  // Sentry mode: both phases around the host device.
+  long Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg);
+  long Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
+             uint64_t length);
+
+  // mmap on this file: whether (offset, length, prot) may be mapped, and that it was.
+  Result<void> CheckMmap(uint64_t offset, uint64_t length, int prot);
+  void Mapped(uint64_t offset);
+
+  // The file is gone (closed everywhere, or its processes died): the kernel destroys every
+  // object with the host file; the sandbox's quotas get back what they held.
+  void Closed();
+
+  size_t live_objects() const { return objects_.size(); }
+
+ private:
+  Result<void> BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
+  Result<void> BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
+  Result<void> TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
+                               size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans);
+  Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
+  Result<void> Reserve(UverbsCommand& c);
+  void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
+              AppMemory& memory, FdBridge& fds);
+  void Refuse(const Error& error, int refusal);
+
+  Engine& engine_;
+  uint64_t id_;
+  std::string label_;
+  abi::DeviceAbi device_;
+  ObjectTable objects_;
+  MmapRules mmaps_;
+  bool has_context_ = false;
+  bool closed_ = false;
+};
+
+}  // namespace rxp::proxy
