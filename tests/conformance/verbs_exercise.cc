@@ -1,0 +1,569 @@
+// rxp_verbs_exercise DEVICE GID_INDEX: calls every verb the proxy allows by default on one RDMA
+// device, with real traffic over loopback RC and UD QPs, and prints one line per step with
+// only run-independent facts (no keys, QPNs or addresses), so that a native run and a run
+// under `rdmaproxy run` can be compared byte for byte. Covered: device/port/GID queries, PD,
+// MR (+ rereg), MW (type 1 and 2, bind), completion channel + ibv_req_notify_cq + epoll with
+// O_NONBLOCK, CQ (+ resize), RC and UD QPs, SRQ (+ modify, query, limit event), AH, async
+// events, the legacy write() ABI issued by hand on the command fd, and error paths (bad
+// handles, unmapped memory, a non-RDMA fd as a completion channel, a bad completion vector):
+// their errnos are printed, and must match native.
+//
+// Exit status: 0 when every step that must succeed did and the data arrived intact.
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace {
+
+int g_failures = 0;
+
+void Ok(const char* step, const char* fmt = "", ...) {
+  std::printf("ok %s", step);
+  if (fmt[0] != '\0') {
+    std::printf(" ");
+    va_list ap;
+    va_start(ap, fmt);
+    std::vprintf(fmt, ap);
+    va_end(ap);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+}
+
+void Fail(const char* step, const char* fmt, ...) {
+  std::printf("FAIL %s: ", step);
+  va_list ap;
+  va_start(ap, fmt);
+  std::vprintf(fmt, ap);
+  va_end(ap);
+  std::printf("\n");
+  std::fflush(stdout);
+  ++g_failures;
+}
+
+// A step whose outcome (success or an errno) is printed and compared, not asserted.
+void Outcome(const char* step, int err) {
+  if (err == 0)
+    std::printf("ok %s\n", step);
+  else
+    std::printf("errno %s %s\n", step, strerrorname_np(err));
+  std::fflush(stdout);
+}
+
+[[noreturn]] void Die(const char* step, const char* what) {
+  Fail(step, "%s: %s", what, std::strerror(errno));
+  std::exit(1);
+}
+
+constexpr size_t kBuf = 64 * 1024;
+
+struct Loopback {
+  ibv_qp* a = nullptr;
+  ibv_qp* b = nullptr;
+};
+
+int ToInit(ibv_qp* qp, ibv_qp_type type) {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_INIT;
+  attr.pkey_index = 0;
+  attr.port_num = 1;
+  int mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+  if (type == IBV_QPT_UD) {
+    attr.qkey = 0x11111111;
+    mask |= IBV_QP_QKEY;
+  } else {
+    attr.qp_access_flags = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                           IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_MW_BIND;
+    mask |= IBV_QP_ACCESS_FLAGS;
+  }
+  return ibv_modify_qp(qp, &attr, mask);
+}
+
+int RcToRts(ibv_qp* qp, uint32_t dest_qpn, const ibv_gid& gid, int gid_index) {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  attr.path_mtu = IBV_MTU_1024;
+  attr.dest_qp_num = dest_qpn;
+  attr.rq_psn = 0;
+  attr.max_dest_rd_atomic = 1;
+  attr.min_rnr_timer = 12;
+  attr.ah_attr.is_global = 1;
+  attr.ah_attr.grh.dgid = gid;
+  attr.ah_attr.grh.sgid_index = static_cast<uint8_t>(gid_index);
+  attr.ah_attr.grh.hop_limit = 1;
+  attr.ah_attr.port_num = 1;
+  if (int r = ibv_modify_qp(qp, &attr,
+                            IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+                                IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER))
+    return r;
+  attr = {};
+  attr.qp_state = IBV_QPS_RTS;
+  attr.timeout = 14;
+  attr.retry_cnt = 7;
+  attr.rnr_retry = 7;
+  attr.sq_psn = 0;
+  attr.max_rd_atomic = 1;
+  return ibv_modify_qp(qp, &attr,
+                       IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+                           IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+int UdToRts(ibv_qp* qp) {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_RTR;
+  if (int r = ibv_modify_qp(qp, &attr, IBV_QP_STATE)) return r;
+  attr.qp_state = IBV_QPS_RTS;
+  attr.sq_psn = 0;
+  return ibv_modify_qp(qp, &attr, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
+// Polls `cq` until `n` completions arrive or ~5 s pass; returns how many, fills `wc`.
+int PollFor(ibv_cq* cq, int n, ibv_wc* wc) {
+  int got = 0;
+  for (int spins = 0; got < n && spins < 50000; ++spins) {
+    int r = ibv_poll_cq(cq, n - got, wc + got);
+    if (r < 0) return r;
+    got += r;
+    if (r == 0) usleep(100);
+  }
+  return got;
+}
+
+// A raw RDMA_VERBS_IOCTL with the attributes given; returns 0 or errno.
+int RawIoctl(int fd, uint16_t object, uint16_t method, uint32_t driver_id,
+             const std::vector<ib_uverbs_attr>& attrs) {
+  std::vector<unsigned char> buf(sizeof(ib_uverbs_ioctl_hdr) + attrs.size() * sizeof(ib_uverbs_attr));
+  ib_uverbs_ioctl_hdr hdr{};
+  hdr.length = static_cast<uint16_t>(buf.size());
+  hdr.object_id = object;
+  hdr.method_id = method;
+  hdr.num_attrs = static_cast<uint16_t>(attrs.size());
+  hdr.driver_id = driver_id;
+  std::memcpy(buf.data(), &hdr, sizeof(hdr));
+  std::memcpy(buf.data() + sizeof(hdr), attrs.data(), attrs.size() * sizeof(ib_uverbs_attr));
+  return ioctl(fd, RDMA_VERBS_IOCTL, buf.data()) == 0 ? 0 : errno;
+}
+
+ib_uverbs_attr Attr(uint16_t id, uint16_t len, uint64_t data) {
+  ib_uverbs_attr a{};
+  a.attr_id = id;
+  a.len = len;
+  a.flags = UVERBS_ATTR_F_MANDATORY;
+  a.data = data;
+  return a;
+}
+
+// The device's uverbs driver id: the one a harmless QUERY_PORT accepts (others are EINVAL).
+uint32_t DriverIdOf(int cmd_fd) {
+  for (uint32_t id : {14u /* rxe */, 1u /* mlx5 */, 18u, 17u, 9u, 6u, 13u, 19u}) {
+    ib_uverbs_query_port_resp_ex resp{};
+    int err = RawIoctl(cmd_fd, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, id,
+                       {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
+                        Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp),
+                             reinterpret_cast<uint64_t>(&resp))});
+    if (err != EINVAL) return id;
+  }
+  return 0;
+}
+
+// A legacy write() command on the command fd: header + body, response `resp` of resp_len.
+template <typename Req>
+int LegacyWrite(int fd, uint32_t command, const Req& req, size_t resp_len) {
+  std::vector<unsigned char> msg(sizeof(ib_uverbs_cmd_hdr) + sizeof(Req));
+  ib_uverbs_cmd_hdr hdr{};
+  hdr.command = command;
+  hdr.in_words = static_cast<uint16_t>(msg.size() / 4);
+  hdr.out_words = static_cast<uint16_t>(resp_len / 4);
+  std::memcpy(msg.data(), &hdr, sizeof(hdr));
+  std::memcpy(msg.data() + sizeof(hdr), &req, sizeof(Req));
+  return write(fd, msg.data(), msg.size()) == static_cast<ssize_t>(msg.size()) ? 0 : errno;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: rxp_verbs_exercise DEVICE GID_INDEX\n");
+    return 2;
+  }
+  const char* devname = argv[1];
+  const int gid_index = std::atoi(argv[2]);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+
+  // --- device, queries -------------------------------------------------------------------
+  int num = 0;
+  ibv_device** list = ibv_get_device_list(&num);
+  if (list == nullptr) Die("device_list", "ibv_get_device_list");
+  ibv_device* dev = nullptr;
+  for (int i = 0; i < num; ++i)
+    if (std::strcmp(ibv_get_device_name(list[i]), devname) == 0) dev = list[i];
+  if (dev == nullptr) {
+    Fail("device_list", "no device %s", devname);
+    return 1;
+  }
+  ibv_context* ctx = ibv_open_device(dev);
+  if (ctx == nullptr) Die("open", "ibv_open_device");
+  Ok("open", "%s", devname);
+
+  ibv_device_attr_ex dattr{};
+  if (ibv_query_device_ex(ctx, nullptr, &dattr)) Die("query_device", "ibv_query_device_ex");
+  Ok("query_device", "ports=%d max_qp>0=%d max_srq>0=%d", dattr.orig_attr.phys_port_cnt,
+     dattr.orig_attr.max_qp > 0, dattr.orig_attr.max_srq > 0);
+  ibv_port_attr pattr{};
+  if (ibv_query_port(ctx, 1, &pattr)) Die("query_port", "ibv_query_port");
+  Ok("query_port", "state=%s link_layer=%d", ibv_port_state_str(pattr.state), pattr.link_layer);
+  ibv_gid_entry gent{};
+  if (ibv_query_gid_ex(ctx, 1, static_cast<uint32_t>(gid_index), &gent, 0))
+    Die("query_gid", "ibv_query_gid_ex");
+  ibv_gid gid;
+  std::memcpy(&gid, &gent.gid, sizeof(gid));
+  Ok("query_gid", "index=%u type=%u", gent.gid_index, gent.gid_type);
+  std::vector<ibv_gid_entry> table(static_cast<size_t>(pattr.gid_tbl_len));
+  const ssize_t ngids = ibv_query_gid_table(ctx, table.data(), table.size(), 0);
+  if (ngids <= 0) Die("query_gid_table", "ibv_query_gid_table");
+  Ok("query_gid_table", "entries>0=1");
+
+  // --- PD, MR, MW ------------------------------------------------------------------------
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  if (pd == nullptr) Die("alloc_pd", "ibv_alloc_pd");
+  Ok("alloc_pd");
+  auto* buf = static_cast<char*>(aligned_alloc(4096, kBuf));
+  auto* buf2 = static_cast<char*>(aligned_alloc(4096, kBuf));
+  std::memset(buf, 0, kBuf);
+  std::memset(buf2, 0, kBuf);
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+                     IBV_ACCESS_MW_BIND;
+  ibv_mr* mr = ibv_reg_mr(pd, buf, kBuf, access);
+  if (mr == nullptr) Die("reg_mr", "ibv_reg_mr");
+  Ok("reg_mr", "length=%zu", mr->length);
+  Outcome("rereg_mr_access", ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_ACCESS, nullptr, nullptr, 0,
+                                          access | IBV_ACCESS_REMOTE_ATOMIC) == 0
+                                 ? 0
+                                 : errno);
+  Outcome("rereg_mr_translation",
+          ibv_rereg_mr(mr, IBV_REREG_MR_CHANGE_TRANSLATION, nullptr, buf, kBuf, 0) == 0 ? 0
+                                                                                        : errno);
+  ibv_mr* mr2 = ibv_reg_mr(pd, buf2, kBuf, access);
+  if (mr2 == nullptr) Die("reg_mr2", "ibv_reg_mr");
+  ibv_mw* mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+  Outcome("alloc_mw_type1", mw1 != nullptr ? 0 : errno);
+  ibv_mw* mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+  Outcome("alloc_mw_type2", mw2 != nullptr ? 0 : errno);
+
+  // --- completion channel, CQ, epoll ---------------------------------------------------
+  ibv_comp_channel* ch = ibv_create_comp_channel(ctx);
+  if (ch == nullptr) Die("comp_channel", "ibv_create_comp_channel");
+  if (fcntl(ch->fd, F_SETFL, fcntl(ch->fd, F_GETFL) | O_NONBLOCK) != 0)
+    Die("comp_channel", "fcntl O_NONBLOCK");
+  Ok("comp_channel", "nonblocking=%d", (fcntl(ch->fd, F_GETFL) & O_NONBLOCK) != 0);
+  ibv_cq* cq = ibv_create_cq(ctx, 64, nullptr, ch, 0);
+  if (cq == nullptr) Die("create_cq", "ibv_create_cq");
+  Ok("create_cq", "cqe>=64=%d", cq->cqe >= 64);
+  Outcome("resize_cq", ibv_resize_cq(cq, 128) == 0 ? 0 : errno);
+  const int ep = epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  if (epoll_ctl(ep, EPOLL_CTL_ADD, ch->fd, &ev) != 0) Die("epoll", "epoll_ctl");
+  char dummy[8];
+  Outcome("comp_channel_empty_read", read(ch->fd, dummy, sizeof(dummy)) < 0 ? errno : 0);
+
+  // --- RC loopback: SEND with a completion event, RDMA WRITE --------------------------
+  ibv_qp_init_attr qia{};
+  qia.send_cq = cq;
+  qia.recv_cq = cq;
+  qia.qp_type = IBV_QPT_RC;
+  qia.cap = {16, 16, 1, 1, 0};
+  Loopback rc;
+  rc.a = ibv_create_qp(pd, &qia);
+  rc.b = ibv_create_qp(pd, &qia);
+  if (rc.a == nullptr || rc.b == nullptr) Die("create_qp_rc", "ibv_create_qp");
+  Ok("create_qp_rc");
+  if (ToInit(rc.a, IBV_QPT_RC) || ToInit(rc.b, IBV_QPT_RC) ||
+      RcToRts(rc.a, rc.b->qp_num, gid, gid_index) || RcToRts(rc.b, rc.a->qp_num, gid, gid_index))
+    Die("modify_qp_rc", "ibv_modify_qp");
+  ibv_qp_attr qattr{};
+  ibv_qp_init_attr qinit{};
+  if (ibv_query_qp(rc.a, &qattr, IBV_QP_STATE, &qinit)) Die("query_qp", "ibv_query_qp");
+  Ok("modify_qp_rc", "state=%d", qattr.qp_state);
+
+  if (ibv_req_notify_cq(cq, 0)) Die("req_notify_cq", "ibv_req_notify_cq");
+  std::strcpy(buf, "hello over a proxied RC loopback");
+  ibv_sge rsge{reinterpret_cast<uint64_t>(buf2), 256, mr2->lkey};
+  ibv_recv_wr rwr{};
+  rwr.wr_id = 1;
+  rwr.sg_list = &rsge;
+  rwr.num_sge = 1;
+  ibv_recv_wr* bad_r = nullptr;
+  if (ibv_post_recv(rc.b, &rwr, &bad_r)) Die("post_recv", "ibv_post_recv");
+  ibv_sge ssge{reinterpret_cast<uint64_t>(buf), 64, mr->lkey};
+  ibv_send_wr swr{};
+  swr.wr_id = 2;
+  swr.sg_list = &ssge;
+  swr.num_sge = 1;
+  swr.opcode = IBV_WR_SEND;
+  swr.send_flags = IBV_SEND_SIGNALED;
+  ibv_send_wr* bad_s = nullptr;
+  if (ibv_post_send(rc.a, &swr, &bad_s)) Die("post_send", "ibv_post_send");
+  epoll_event got{};
+  const int n = epoll_wait(ep, &got, 1, 10000);
+  if (n != 1) {
+    Fail("cq_event", "epoll_wait returned %d", n);
+  } else {
+    ibv_cq* ev_cq = nullptr;
+    void* ev_ctx = nullptr;
+    if (ibv_get_cq_event(ch, &ev_cq, &ev_ctx)) Die("cq_event", "ibv_get_cq_event");
+    ibv_ack_cq_events(ev_cq, 1);
+    Ok("cq_event", "same_cq=%d", ev_cq == cq);
+  }
+  ibv_wc wc[4];
+  const int polled = PollFor(cq, 2, wc);
+  bool send_ok = polled == 2 && wc[0].status == IBV_WC_SUCCESS && wc[1].status == IBV_WC_SUCCESS;
+  if (send_ok && std::strcmp(buf2, "hello over a proxied RC loopback") == 0)
+    Ok("send_recv", "bytes=64");
+  else
+    Fail("send_recv", "polled=%d data=%.20s", polled, buf2);
+
+  std::strcpy(buf + 1024, "written by RDMA WRITE");
+  ssge = {reinterpret_cast<uint64_t>(buf + 1024), 32, mr->lkey};
+  swr = {};
+  swr.wr_id = 3;
+  swr.sg_list = &ssge;
+  swr.num_sge = 1;
+  swr.opcode = IBV_WR_RDMA_WRITE;
+  swr.send_flags = IBV_SEND_SIGNALED;
+  swr.wr.rdma.remote_addr = reinterpret_cast<uint64_t>(buf2 + 2048);
+  swr.wr.rdma.rkey = mr2->rkey;
+  if (ibv_post_send(rc.a, &swr, &bad_s)) Die("rdma_write", "ibv_post_send");
+  if (PollFor(cq, 1, wc) == 1 && wc[0].status == IBV_WC_SUCCESS &&
+      std::strcmp(buf2 + 2048, "written by RDMA WRITE") == 0)
+    Ok("rdma_write", "bytes=32");
+  else
+    Fail("rdma_write", "status=%d", wc[0].status);
+
+  // Bind a type-1 MW and read through its rkey.
+  if (mw1 != nullptr) {
+    ibv_mw_bind bind{};
+    bind.wr_id = 4;
+    bind.send_flags = IBV_SEND_SIGNALED;
+    bind.bind_info.mr = mr;
+    bind.bind_info.addr = reinterpret_cast<uint64_t>(buf);
+    bind.bind_info.length = 4096;
+    bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+    const int br = ibv_bind_mw(rc.a, mw1, &bind);
+    const bool bound = br == 0 && PollFor(cq, 1, wc) == 1 && wc[0].status == IBV_WC_SUCCESS;
+    Outcome("bind_mw_type1", br != 0 ? br : bound ? 0 : EIO);
+  }
+
+  // --- SRQ: create, modify (rxe resizes through MODIFY_SRQ's mmap_info_addr), limit event --
+  ibv_srq_init_attr sia{};
+  sia.attr = {16, 1, 0};
+  ibv_srq* srq = ibv_create_srq(pd, &sia);
+  if (srq == nullptr) Die("create_srq", "ibv_create_srq");
+  Ok("create_srq");
+  ibv_srq_attr sattr{};
+  sattr.max_wr = 64;
+  Outcome("modify_srq_max_wr", ibv_modify_srq(srq, &sattr, IBV_SRQ_MAX_WR) == 0 ? 0 : errno);
+  ibv_srq_attr qs{};
+  if (ibv_query_srq(srq, &qs)) Die("query_srq", "ibv_query_srq");
+  Ok("query_srq", "max_wr>=16=%d", qs.max_wr >= 16);
+  ibv_qp_init_attr sqa = qia;
+  sqa.srq = srq;
+  ibv_qp* srq_qp = ibv_create_qp(pd, &sqa);
+  ibv_qp* srq_peer = ibv_create_qp(pd, &qia);
+  if (srq_qp == nullptr || srq_peer == nullptr) Die("create_qp_srq", "ibv_create_qp");
+  if (ToInit(srq_qp, IBV_QPT_RC) || ToInit(srq_peer, IBV_QPT_RC) ||
+      RcToRts(srq_qp, srq_peer->qp_num, gid, gid_index) ||
+      RcToRts(srq_peer, srq_qp->qp_num, gid, gid_index))
+    Die("modify_qp_srq", "ibv_modify_qp");
+  for (int i = 0; i < 8; ++i) {
+    ibv_sge sg{reinterpret_cast<uint64_t>(buf2 + 4096 + 256 * i), 256, mr2->lkey};
+    ibv_recv_wr w{};
+    w.wr_id = 100 + static_cast<uint64_t>(i);
+    w.sg_list = &sg;
+    w.num_sge = 1;
+    if (ibv_post_srq_recv(srq, &w, &bad_r)) Die("post_srq_recv", "ibv_post_srq_recv");
+  }
+  sattr = {};
+  sattr.srq_limit = 6;
+  Outcome("arm_srq_limit", ibv_modify_srq(srq, &sattr, IBV_SRQ_LIMIT) == 0 ? 0 : errno);
+  for (int i = 0; i < 3; ++i) {
+    ssge = {reinterpret_cast<uint64_t>(buf), 16, mr->lkey};
+    swr = {};
+    swr.wr_id = 200 + static_cast<uint64_t>(i);
+    swr.sg_list = &ssge;
+    swr.num_sge = 1;
+    swr.opcode = IBV_WR_SEND;
+    swr.send_flags = IBV_SEND_SIGNALED;
+    if (ibv_post_send(srq_peer, &swr, &bad_s)) Die("srq_send", "ibv_post_send");
+  }
+  Ok("srq_traffic", "completions=%d", PollFor(cq, 6, wc));
+
+  // Async events: the SRQ limit event (if the provider raises it), read without blocking.
+  if (fcntl(ctx->async_fd, F_SETFL, fcntl(ctx->async_fd, F_GETFL) | O_NONBLOCK) != 0)
+    Die("async", "fcntl");
+  pollfd apf{ctx->async_fd, POLLIN, 0};
+  const int ready = poll(&apf, 1, 2000);
+  if (ready == 1) {
+    ibv_async_event aev{};
+    if (ibv_get_async_event(ctx, &aev)) Die("async_event", "ibv_get_async_event");
+    Ok("async_event", "type=%s", ibv_event_type_str(aev.event_type));
+    ibv_ack_async_event(&aev);
+  } else {
+    Ok("async_event", "none");
+  }
+
+  // --- UD with an AH --------------------------------------------------------------------
+  ibv_qp_init_attr uia = qia;
+  uia.qp_type = IBV_QPT_UD;
+  ibv_qp* ud_a = ibv_create_qp(pd, &uia);
+  ibv_qp* ud_b = ibv_create_qp(pd, &uia);
+  if (ud_a == nullptr || ud_b == nullptr) Die("create_qp_ud", "ibv_create_qp");
+  if (ToInit(ud_a, IBV_QPT_UD) || ToInit(ud_b, IBV_QPT_UD) || UdToRts(ud_a) || UdToRts(ud_b))
+    Die("modify_qp_ud", "ibv_modify_qp");
+  ibv_ah_attr aha{};
+  aha.is_global = 1;
+  aha.grh.dgid = gid;
+  aha.grh.sgid_index = static_cast<uint8_t>(gid_index);
+  aha.grh.hop_limit = 1;
+  aha.port_num = 1;
+  ibv_ah* ah = ibv_create_ah(pd, &aha);
+  if (ah == nullptr) Die("create_ah", "ibv_create_ah");
+  Ok("create_ah");
+  ibv_sge ug{reinterpret_cast<uint64_t>(buf2 + 32768), 512, mr2->lkey};
+  ibv_recv_wr ur{};
+  ur.wr_id = 300;
+  ur.sg_list = &ug;
+  ur.num_sge = 1;
+  if (ibv_post_recv(ud_b, &ur, &bad_r)) Die("ud_recv", "ibv_post_recv");
+  std::strcpy(buf + 8192, "a UD datagram");
+  ssge = {reinterpret_cast<uint64_t>(buf + 8192), 32, mr->lkey};
+  swr = {};
+  swr.wr_id = 301;
+  swr.sg_list = &ssge;
+  swr.num_sge = 1;
+  swr.opcode = IBV_WR_SEND;
+  swr.send_flags = IBV_SEND_SIGNALED;
+  swr.wr.ud.ah = ah;
+  swr.wr.ud.remote_qpn = ud_b->qp_num;
+  swr.wr.ud.remote_qkey = 0x11111111;
+  if (ibv_post_send(ud_a, &swr, &bad_s)) Die("ud_send", "ibv_post_send");
+  if (PollFor(cq, 2, wc) == 2 && std::strcmp(buf2 + 32768 + 40, "a UD datagram") == 0)
+    Ok("ud_send_recv", "bytes=32");
+  else
+    Fail("ud_send_recv", "datagram did not arrive");
+
+  // --- the legacy write() ABI, by hand on the command fd -------------------------------
+  {
+    ib_uverbs_alloc_pd_resp pr{};
+    ib_uverbs_alloc_pd ap{};
+    ap.response = reinterpret_cast<uint64_t>(&pr);
+    const int e = LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_ALLOC_PD, ap, sizeof(pr));
+    Outcome("legacy_alloc_pd", e);
+    ib_uverbs_query_device_resp qd{};
+    ib_uverbs_query_device q{};
+    q.response = reinterpret_cast<uint64_t>(&qd);
+    Outcome("legacy_query_device",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_QUERY_DEVICE, q, sizeof(qd)));
+    Ok("legacy_query_device_agrees", "%d", qd.max_qp == static_cast<uint32_t>(dattr.orig_attr.max_qp));
+    ib_uverbs_query_port_resp qp{};
+    ib_uverbs_query_port qpr{};
+    qpr.response = reinterpret_cast<uint64_t>(&qp);
+    qpr.port_num = 1;
+    Outcome("legacy_query_port",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_QUERY_PORT, qpr, sizeof(qp)));
+    ib_uverbs_dealloc_pd dp{};
+    dp.pd_handle = pr.pd_handle;
+    if (e == 0)
+      Outcome("legacy_dealloc_pd", LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_DEALLOC_PD, dp, 0));
+    // Error paths through write(): a handle that does not exist.
+    dp.pd_handle = 4242;
+    Outcome("legacy_dealloc_bad_handle",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_DEALLOC_PD, dp, 0));
+    ib_uverbs_destroy_cq_resp dcr{};
+    ib_uverbs_destroy_cq dc{};
+    dc.response = reinterpret_cast<uint64_t>(&dcr);
+    dc.cq_handle = 4243;
+    Outcome("legacy_destroy_cq_bad_handle",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_DESTROY_CQ, dc, sizeof(dcr)));
+  }
+
+  // --- error paths through ioctl and the verbs API -------------------------------------
+  const uint32_t driver_id = DriverIdOf(ctx->cmd_fd);
+  Outcome("ioctl_destroy_pd_bad_handle",
+          RawIoctl(ctx->cmd_fd, UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver_id,
+                   {[] {
+                     ib_uverbs_attr a = Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, 4244);
+                     return a;
+                   }()}));
+  Outcome("ioctl_destroy_cq_wrong_type",
+          RawIoctl(ctx->cmd_fd, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY, driver_id,
+                   {Attr(UVERBS_ATTR_DESTROY_CQ_HANDLE, 0, pd->handle),
+                    Attr(UVERBS_ATTR_DESTROY_CQ_RESP, sizeof(ib_uverbs_destroy_cq_resp),
+                         reinterpret_cast<uint64_t>(buf + 16384))}));
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) Die("pipe", "pipe2");
+  {
+    uint32_t resp_cqe = 0;
+    std::vector<ib_uverbs_attr> attrs = {
+        Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0),
+        Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 16),
+        Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
+        Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
+        Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&resp_cqe)),
+        Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, static_cast<uint64_t>(pipefd[0])),
+    };
+    Outcome("ioctl_cq_with_pipe_as_channel",
+            RawIoctl(ctx->cmd_fd, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, driver_id, attrs));
+  }
+  void* noaccess = mmap(nullptr, 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ibv_mr* bad_mr = ibv_reg_mr(pd, noaccess, 65536, IBV_ACCESS_LOCAL_WRITE);
+  Outcome("reg_mr_no_access", bad_mr != nullptr ? 0 : errno);
+  if (bad_mr) ibv_dereg_mr(bad_mr);
+  ibv_cq* bad_cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 9999);
+  Outcome("create_cq_bad_vector", bad_cq != nullptr ? 0 : errno);
+  if (bad_cq) ibv_destroy_cq(bad_cq);
+
+  // --- teardown (the kernel's order: children before parents) ---------------------------
+  bool clean = true;
+  auto chk = [&](int r) { clean &= r == 0; };
+  chk(ibv_destroy_ah(ah));
+  chk(ibv_destroy_qp(ud_a));
+  chk(ibv_destroy_qp(ud_b));
+  chk(ibv_destroy_qp(srq_qp));
+  chk(ibv_destroy_qp(srq_peer));
+  chk(ibv_destroy_srq(srq));
+  chk(ibv_destroy_qp(rc.a));
+  chk(ibv_destroy_qp(rc.b));
+  // Destroying the PD while MRs still use it: EBUSY, as the kernel says.
+  Outcome("dealloc_pd_in_use", ibv_dealloc_pd(pd) == 0 ? 0 : errno);
+  if (mw1) chk(ibv_dealloc_mw(mw1));
+  if (mw2) chk(ibv_dealloc_mw(mw2));
+  chk(ibv_dereg_mr(mr));
+  chk(ibv_dereg_mr(mr2));
+  chk(ibv_destroy_cq(cq));
+  chk(ibv_destroy_comp_channel(ch));
+  chk(ibv_dealloc_pd(pd));
+  chk(ibv_close_device(ctx));
+  ibv_free_device_list(list);
+  if (clean)
+    Ok("teardown");
+  else
+    Fail("teardown", "a destroy failed");
+  std::printf("%s\n", g_failures == 0 ? "verbs exercise passed" : "verbs exercise FAILED");
+  return g_failures == 0 ? 0 : 1;
+}
