@@ -78,6 +78,10 @@ run_request() {
   log="$share/results/$name.log"
   cg=/sys/fs/cgroup/test-$name
   mkdir -p "$cg"
+  # The host may have rebuilt binaries since the last test: drop the page cache so that no
+  # stale page of a 9p file is mapped into the new run.
+  sync
+  echo 3 >/proc/sys/vm/drop_caches
   say "run $name (timeout ${timeout_s}s)"
   local t0 t1
   t0=$EPOCHREALTIME

@@ -1,0 +1,277 @@
+// rxp_hostile DEVICE: sends malformed and forbidden commands to an RDMA device and prints the
+// errno of each. Every case must get the same errno natively and under `rdmaproxy run`, and
+// under the proxy none of them may reach the kernel (the harness's --stats counters show it);
+// the program, and the harness, must survive all of them.
+//
+// Cases: truncated ioctl header (into an unmapped page), a length that lies about the
+// attribute count, an overflowing count, unknown object / method / mandatory attribute, a
+// duplicated attribute, an input pointer to unmapped memory, a denied method (another
+// driver's), a non-RDMA fd as a completion channel, another process's handle, an MR over
+// unmapped memory, malformed legacy writes (lying in_words, unknown command, overflowing WR
+// counts), an mmap offset the kernel never handed out, and a malformed rdma_cm write.
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5_user_ioctl_cmds.h>
+#include <rdma/rdma_user_cm.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+namespace {
+
+int g_cases = 0;
+
+void Report(const char* name, int err) {
+  ++g_cases;
+  std::printf("%s %s\n", name, err == 0 ? "ok" : strerrorname_np(err));
+  std::fflush(stdout);
+}
+
+ib_uverbs_attr Attr(uint16_t id, uint16_t len, uint64_t data, uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
+  ib_uverbs_attr a{};
+  a.attr_id = id;
+  a.len = len;
+  a.flags = flags;
+  a.data = data;
+  return a;
+}
+
+std::vector<unsigned char> Request(uint16_t object, uint16_t method, uint32_t driver_id,
+                                   const std::vector<ib_uverbs_attr>& attrs) {
+  std::vector<unsigned char> buf(sizeof(ib_uverbs_ioctl_hdr) + attrs.size() * sizeof(ib_uverbs_attr));
+  ib_uverbs_ioctl_hdr hdr{};
+  hdr.length = static_cast<uint16_t>(buf.size());
+  hdr.object_id = object;
+  hdr.method_id = method;
+  hdr.num_attrs = static_cast<uint16_t>(attrs.size());
+  hdr.driver_id = driver_id;
+  std::memcpy(buf.data(), &hdr, sizeof(hdr));
+  if (!attrs.empty())
+    std::memcpy(buf.data() + sizeof(hdr), attrs.data(), attrs.size() * sizeof(ib_uverbs_attr));
+  return buf;
+}
+
+int Ioctl(int fd, void* arg) { return ioctl(fd, RDMA_VERBS_IOCTL, arg) == 0 ? 0 : errno; }
+
+uint32_t DriverIdOf(int fd) {
+  for (uint32_t id : {14u, 1u, 18u, 17u, 9u, 6u, 13u, 19u}) {
+    ib_uverbs_query_port_resp_ex resp{};
+    auto r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, id,
+                     {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
+                      Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp),
+                           reinterpret_cast<uint64_t>(&resp))});
+    if (Ioctl(fd, r.data()) != EINVAL) return id;
+  }
+  return 0;
+}
+
+// A page followed by an inaccessible guard page (PROT_NONE keeps the address taken, so no
+// later mapping -- an rxe queue, say -- can land there): bytes at its end run into nothing.
+unsigned char* EdgeOfMapping() {
+  auto* p = static_cast<unsigned char*>(
+      mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  mprotect(p + 4096, 4096, PROT_NONE);
+  return p + 4096;
+}
+
+int WriteRaw(int fd, const void* buf, size_t len) {
+  return write(fd, buf, len) == static_cast<ssize_t>(len) ? 0 : errno;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: rxp_hostile DEVICE\n");
+    return 2;
+  }
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  int num = 0;
+  ibv_device** list = ibv_get_device_list(&num);
+  ibv_device* dev = nullptr;
+  for (int i = 0; list != nullptr && i < num; ++i)
+    if (std::strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) dev = list[i];
+  if (dev == nullptr) {
+    std::fprintf(stderr, "no device %s\n", argv[1]);
+    return 1;
+  }
+  ibv_context* ctx = ibv_open_device(dev);
+  if (ctx == nullptr) {
+    std::perror("ibv_open_device");
+    return 1;
+  }
+  const int fd = ctx->cmd_fd;
+  const uint32_t drv = DriverIdOf(fd);
+  unsigned char* edge = EdgeOfMapping();
+
+  // Truncated header: 16 of its 24 bytes before an unmapped page.
+  {
+    auto r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, drv, {});
+    std::memcpy(edge - 16, r.data(), 16);
+    Report("truncated_header", Ioctl(fd, edge - 16));
+  }
+  // A length that lies: claims 2 attributes, holds 1.
+  {
+    ib_uverbs_query_port_resp_ex resp{};
+    auto r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, drv,
+                     {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
+                      Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp), reinterpret_cast<uint64_t>(&resp))});
+    r[6] = 3;  // num_attrs = 3 with the length of 2
+    Report("lying_length", Ioctl(fd, r.data()));
+  }
+  // An overflowing count: 255 attributes (longer than a page).
+  {
+    std::vector<unsigned char> big(24 + 16 * 255);
+    ib_uverbs_ioctl_hdr hdr{};
+    hdr.length = static_cast<uint16_t>(big.size());
+    hdr.num_attrs = 255;
+    hdr.driver_id = drv;
+    std::memcpy(big.data(), &hdr, sizeof(hdr));
+    Report("overflowing_count", Ioctl(fd, big.data()));
+  }
+  // Unknown object, method, mandatory attribute.
+  {
+    auto r = Request(0x0777, 0, drv, {});
+    Report("unknown_object", Ioctl(fd, r.data()));
+    r = Request(UVERBS_OBJECT_PD, 0x0777, drv, {});
+    Report("unknown_method", Ioctl(fd, r.data()));
+    // The kernel judges attributes in order: the unknown one goes first.
+    r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
+                {Attr(0x0777, 4, 0), Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, 0)});
+    Report("unknown_mandatory_attr", Ioctl(fd, r.data()));
+  }
+  // A duplicated attribute (naming a PD that exists, so that only the duplicate is wrong).
+  {
+    ibv_pd* pd = ibv_alloc_pd(ctx);
+    auto r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
+                     {Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, pd->handle),
+                      Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, pd->handle)});
+    Report("duplicate_attr", Ioctl(fd, r.data()));
+    Report("pd_survived_duplicate", ibv_dealloc_pd(pd) == 0 ? 0 : errno);
+  }
+  // An input pointer to unmapped memory (QP.CREATE's CAP struct).
+  {
+    ibv_pd* pd = ibv_alloc_pd(ctx);
+    ibv_cq* cq = ibv_create_cq(ctx, 8, nullptr, nullptr, 0);
+    ib_uverbs_qp_cap resp_cap{};
+    uint32_t qpn = 0;
+    auto r = Request(UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE, drv,
+                     {Attr(UVERBS_ATTR_CREATE_QP_HANDLE, 0, 0),
+                      Attr(UVERBS_ATTR_CREATE_QP_PD_HANDLE, 0, pd->handle),
+                      Attr(UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 0, cq->handle),
+                      Attr(UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 0, cq->handle),
+                      Attr(UVERBS_ATTR_CREATE_QP_USER_HANDLE, 8, 0),
+                      Attr(UVERBS_ATTR_CREATE_QP_CAP, sizeof(ib_uverbs_qp_cap),
+                           reinterpret_cast<uint64_t>(edge)),
+                      Attr(UVERBS_ATTR_CREATE_QP_TYPE, 8, IB_UVERBS_QPT_RC),
+                      Attr(UVERBS_ATTR_CREATE_QP_RESP_CAP, sizeof(resp_cap),
+                           reinterpret_cast<uint64_t>(&resp_cap)),
+                      Attr(UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, 4, reinterpret_cast<uint64_t>(&qpn))});
+    Report("unmapped_input_pointer", Ioctl(fd, r.data()));
+    // An MR over memory that is not mapped at all.
+    ibv_mr* mr = ibv_reg_mr(pd, edge, 4096, IBV_ACCESS_LOCAL_WRITE);
+    Report("mr_over_unmapped", mr != nullptr ? 0 : errno);
+    if (mr) ibv_dereg_mr(mr);
+    // A non-RDMA fd (a pipe) as a completion channel.
+    int pipefd[2];
+    if (pipe2(pipefd, O_CLOEXEC) == 0) {
+      uint32_t cqe = 0;
+      r = Request(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, drv,
+                  {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0), Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 8),
+                   Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
+                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
+                   Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&cqe)),
+                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, static_cast<uint64_t>(pipefd[0]))});
+      Report("pipe_as_comp_channel", Ioctl(fd, r.data()));
+    }
+    // Another process's handle: a child opens its own context and makes PDs until one has a
+    // handle that does not exist in ours, and tells us the number.
+    int chan[2];
+    if (pipe(chan) == 0) {
+      const pid_t child = fork();
+      if (child == 0) {
+        ibv_context* c2 = ibv_open_device(dev);
+        uint32_t h = 0;
+        for (int i = 0; i < 8 && c2 != nullptr; ++i)
+          if (ibv_pd* p = ibv_alloc_pd(c2)) h = p->handle;
+        if (write(chan[1], &h, sizeof(h)) != sizeof(h)) _exit(1);
+        char wait_byte;
+        if (read(chan[0], &wait_byte, 1) < 0) _exit(1);  // stay alive until the parent tried
+        _exit(0);
+      }
+      uint32_t foreign = 0;
+      if (read(chan[0], &foreign, sizeof(foreign)) == sizeof(foreign)) {
+        r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
+                    {Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, foreign)});
+        Report("another_process_handle", Ioctl(fd, r.data()));
+      }
+      (void)!write(chan[1], "x", 1);
+      waitpid(child, nullptr, 0);
+    }
+    ibv_destroy_cq(cq);
+    ibv_dealloc_pd(pd);
+  }
+  // A method of another driver: mlx5 DEVX on this device (denied, and unknown off mlx5).
+  {
+    uint32_t eqn = 0;
+    auto r = Request(MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_EQN, drv,
+                     {Attr(MLX5_IB_ATTR_DEVX_QUERY_EQN_USER_VEC, 4, 0),
+                      Attr(MLX5_IB_ATTR_DEVX_QUERY_EQN_DEV_EQN, 4, reinterpret_cast<uint64_t>(&eqn))});
+    Report("denied_method_devx", Ioctl(fd, r.data()));
+  }
+  // Legacy writes: lying in_words, unknown command, overflowing WR counts.
+  {
+    struct {
+      ib_uverbs_cmd_hdr hdr;
+      unsigned char body[24];
+    } msg{};
+    msg.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+    msg.hdr.in_words = 9;  // the write is 8 words
+    msg.hdr.out_words = 1;
+    Report("write_lying_in_words", WriteRaw(fd, &msg, sizeof(msg)));
+    msg.hdr.command = 62;
+    msg.hdr.in_words = 8;
+    Report("write_unknown_command", WriteRaw(fd, &msg, sizeof(msg)));
+    ib_uverbs_post_send ps{};
+    uint32_t bad_wr = 0;
+    ps.response = reinterpret_cast<uint64_t>(&bad_wr);
+    ps.wr_count = 0x10000000;
+    ps.wqe_size = sizeof(ib_uverbs_send_wr);
+    msg.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
+    std::memcpy(msg.body, &ps, sizeof(ps));
+    Report("write_overflowing_wr_count", WriteRaw(fd, &msg, sizeof(msg)));
+  }
+  // An mmap offset the kernel never handed out.
+  {
+    void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0x7fff0000);
+    Report("mmap_unknown_offset", m == MAP_FAILED ? errno : 0);
+    if (m != MAP_FAILED) munmap(m, 4096);
+  }
+  // A malformed rdma_cm write (an unknown command).
+  {
+    const int cm = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
+    if (cm >= 0) {
+      rdma_ucm_cmd_hdr h{200, 0, 0};
+      Report("rdma_cm_unknown_command", WriteRaw(cm, &h, sizeof(h)));
+      close(cm);
+    }
+  }
+  // Still alive, and the device still works.
+  ibv_pd* pd = ibv_alloc_pd(ctx);
+  Report("device_still_works", pd != nullptr ? 0 : errno);
+  if (pd) ibv_dealloc_pd(pd);
+  ibv_close_device(ctx);
+  ibv_free_device_list(list);
+  std::printf("hostile cases: %d\n", g_cases);
+  return 0;
+}
