@@ -1,8 +1,9 @@
 # rdmaproxy_set_warnings(target): the project's warning set, errors when RDMAPROXY_WERROR is on.
 function(rdmaproxy_set_warnings target)
   target_compile_options(${target} PRIVATE
-    -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
-    -Wcast-align -Wunused -Woverloaded-virtual -Wconversion -Wsign-conversion
+    -Wall -Wextra -Wpedantic -Wshadow
+    $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual>
+    -Wcast-align -Wunused -Wconversion -Wsign-conversion
     -Wdouble-promotion -Wformat=2 -Wimplicit-fallthrough
     # Schema tables use designated initializers and rely on member defaults.
     -Wno-missing-field-initializers)

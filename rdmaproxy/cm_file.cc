@@ -95,6 +95,7 @@ long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_afte
       return v;
     };
     const uint32_t cmd = c.request.command->cmd;
+    std::lock_guard lock(ids_mutex_);
     if (cmd == RDMA_USER_CM_CMD_CREATE_ID || cmd == RDMA_USER_CM_CMD_JOIN_MCAST ||
         cmd == RDMA_USER_CM_CMD_JOIN_IP_MCAST) {
       if (auto id = read_u32(offsetof(rdma_ucm_create_id_resp, id))) ids_.insert(*id);

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <set>
 #include <string>
 
@@ -48,12 +49,18 @@ class CmFile {
   long Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
              uint64_t length);
 
-  size_t live_ids() const { return ids_.size(); }
+  size_t live_ids() const {
+    std::lock_guard lock(ids_mutex_);
+    return ids_.size();
+  }
 
  private:
   Engine& engine_;
   uint64_t id_;
   std::string label_;
+  // Commands of one file may complete concurrently in sentry mode (GET_EVENT blocks in one
+  // thread while another creates ids).
+  mutable std::mutex ids_mutex_;
   std::set<uint32_t> ids_;
 };
 

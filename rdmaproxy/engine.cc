@@ -1,5 +1,7 @@
 #include "rdmaproxy/engine.h"
 
+#include <utility>
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -36,7 +38,14 @@ std::unique_ptr<CmFile> Engine::OpenRdmaCm(std::string label) {
   return std::make_unique<CmFile>(*this, next_file_id_++, std::move(label));
 }
 
+namespace {
+thread_local std::optional<Error> last_refusal;
+}  // namespace
+
+std::optional<Error> Engine::TakeLastRefusal() { return std::exchange(last_refusal, std::nullopt); }
+
 void Engine::Refused(std::string_view file, const Error& error, Refusal why) {
+  last_refusal = Error{error.errnum, fmt::format("{}: {}", file, error.reason)};
   switch (why) {
     case Refusal::kDecode: counters_.refused_decode++; break;
     case Refusal::kPolicy: counters_.refused_policy++; break;

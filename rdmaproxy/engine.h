@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -66,7 +67,10 @@ class Engine {
   bool tracing() const { return static_cast<bool>(options_.trace); }
 
   // One log line: "rdmaproxy: <file>: <errno name>: <reason>" and the counter for `why`.
+  // The error is also kept as this thread's last refusal (the C API's rxp_last_error).
   void Refused(std::string_view file, const Error& error, Refusal why);
+  // This thread's last refusal since the previous call, and forgets it.
+  static std::optional<Error> TakeLastRefusal();
   void Log(std::string_view line);
   void Trace(std::string_view line);
 

@@ -35,24 +35,19 @@ Result<std::set<std::string, std::less<>>> EntryList(const json& j, std::string_
   return out;
 }
 
-Result<uint32_t> CountOf(const json& j, std::string_view key) {
-  if (!j.is_number_unsigned() || j.get<uint64_t>() > UINT32_MAX)
-    return Fail(EINVAL, "policy: quota \"{}\" must be a count", key);
-  return static_cast<uint32_t>(j.get<uint64_t>());
-}
+struct CountKey {
+  const char* key;
+  std::optional<uint32_t> Quotas::*field;
+};
+constexpr CountKey kCountQuotas[] = {
+    {"contexts", &Quotas::contexts}, {"pds", &Quotas::pds},   {"cqs", &Quotas::cqs},
+    {"qps", &Quotas::qps},           {"srqs", &Quotas::srqs}, {"mrs", &Quotas::mrs},
+    {"mws", &Quotas::mws},           {"ahs", &Quotas::ahs},   {"wqs", &Quotas::wqs},
+};
 
 Result<Quotas> ParseQuotas(const json& j) {
   Quotas q;
   if (!j.is_object()) return Fail(EINVAL, "policy: \"quotas\" must be an object");
-  struct CountKey {
-    const char* key;
-    std::optional<uint32_t> Quotas::*field;
-  };
-  static constexpr CountKey kCounts[] = {
-      {"contexts", &Quotas::contexts}, {"pds", &Quotas::pds},   {"cqs", &Quotas::cqs},
-      {"qps", &Quotas::qps},           {"srqs", &Quotas::srqs}, {"mrs", &Quotas::mrs},
-      {"mws", &Quotas::mws},           {"ahs", &Quotas::ahs},   {"wqs", &Quotas::wqs},
-  };
   for (const auto& [key, value] : j.items()) {
     if (key == "pinned_bytes") {
       if (value.is_number_unsigned()) {
@@ -66,20 +61,27 @@ Result<Quotas> ParseQuotas(const json& j) {
       }
       continue;
     }
-    bool found = false;
-    for (const auto& c : kCounts)
-      if (key == c.key) {
-        auto n = CountOf(value, key);
-        if (!n) return std::move(n).error();
-        q.*c.field = *n;
-        found = true;
-      }
-    if (!found) return Fail(EINVAL, "policy: unknown quota \"{}\"", key);
+    if (!value.is_number_unsigned()) return Fail(EINVAL, "policy: quota \"{}\" must be a count", key);
+    if (auto set = q.Set(key, value.get<uint64_t>()); !set) return std::move(set).error();
   }
   return q;
 }
 
 }  // namespace
+
+Result<void> Quotas::Set(std::string_view name, uint64_t value) {
+  if (name == "pinned_bytes") {
+    pinned_bytes = value;
+    return Ok();
+  }
+  for (const auto& c : kCountQuotas)
+    if (name == c.key) {
+      if (value > UINT32_MAX) return Fail(EINVAL, "policy: quota \"{}\" must be a count", name);
+      this->*c.field = static_cast<uint32_t>(value);
+      return Ok();
+    }
+  return Fail(EINVAL, "policy: unknown quota \"{}\"", name);
+}
 
 std::optional<uint32_t> Quotas::CountLimit(abi::ObjectId type) const {
   switch (type) {

@@ -30,6 +30,9 @@ struct Quotas {
   std::optional<uint64_t> pinned_bytes;  // the sandbox's memlock budget (MR registrations)
   std::optional<uint32_t> contexts, pds, cqs, qps, srqs, mrs, mws, ahs, wqs;
 
+  // Sets the quota named as in a policy file ("pinned_bytes", "qps", ...); EINVAL for an
+  // unknown name or a count over 2^32-1.
+  Result<void> Set(std::string_view name, uint64_t value);
   // The limit on live objects of `type`, if any.
   std::optional<uint32_t> CountLimit(abi::ObjectId type) const;
 };

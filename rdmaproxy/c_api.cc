@@ -1,0 +1,519 @@
+// The C API (rdmaproxy.h) over sentry.h: handles from CHandles, the runtime's callbacks
+// adapted to AppMemory / SentryFdTable, errors as -errno plus a per-thread reason. Nothing
+// thrown inside escapes: every entry point runs under Guard.
+#include "rdmaproxy/rdmaproxy.h"
+
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+#include <cstring>
+#include <new>
+#include <string>
+
+#include "rdmaproxy/c_handles.h"
+#include "rdmaproxy/device_map.h"
+#include "rdmaproxy/host_rdma_devices.h"
+#include "rdmaproxy/sentry.h"
+
+namespace rxp::proxy::capi {
+
+struct ConfigState {
+  std::mutex mutex;
+  SentryConfig config;
+  rxp_app_ops ops{};
+  bool has_ops = false;
+};
+
+struct SentryState {
+  std::unique_ptr<Sentry> sentry;
+  rxp_app_ops ops{};
+};
+
+struct FileState {
+  std::shared_ptr<SentryFile> file;
+  std::shared_ptr<SentryState> sentry;  // the callbacks; outlives the sentry handle
+};
+
+CHandles& CHandles::Instance() {
+  static CHandles handles;
+  return handles;
+}
+
+uint64_t CHandles::Add(Object object) {
+  std::unique_lock lock(mutex_);
+  const uint64_t token = next_;
+  next_ += 16;
+  objects_.emplace(token, std::move(object));
+  return token;
+}
+
+namespace {
+
+thread_local std::string last_error;
+
+int Failed(int errnum, std::string reason) {
+  last_error = std::move(reason);
+  return -errnum;
+}
+int Failed(const Error& e) { return Failed(e.errnum, e.ToString()); }
+
+// Runs an entry point's body; C++ exceptions (allocation failure) end as -errno.
+template <typename F>
+auto Guard(F&& body) -> decltype(body()) {
+  try {
+    last_error.clear();
+    return body();
+  } catch (const std::bad_alloc&) {
+    return Failed(ENOMEM, "ENOMEM: out of memory");
+  } catch (const std::exception& e) {
+    return Failed(EIO, std::string("EIO: internal error: ") + e.what());
+  } catch (...) {
+    return Failed(EIO, "EIO: internal error");
+  }
+}
+
+template <typename T>
+uint64_t Token(T* handle) {
+  return reinterpret_cast<uint64_t>(handle);
+}
+template <typename T>
+T* HandleOf(uint64_t token) {
+  return reinterpret_cast<T*>(token);
+}
+
+std::shared_ptr<ConfigState> ConfigOf(const rxp_config* c) {
+  return CHandles::Instance().Get<ConfigState>(Token(c));
+}
+std::shared_ptr<SentryState> SentryOf(rxp_sentry* s) {
+  return CHandles::Instance().Get<SentryState>(Token(s));
+}
+std::shared_ptr<FileState> FileOf(rxp_file* f) {
+  return CHandles::Instance().Get<FileState>(Token(f));
+}
+
+int BadConfig() { return Failed(EINVAL, "EINVAL: not a live rxp_config handle"); }
+int BadSentry() { return Failed(EINVAL, "EINVAL: not a live rxp_sentry handle"); }
+int BadFile() { return Failed(EBADF, "EBADF: not an open rxp_file handle"); }
+
+LineSink SinkOf(rxp_line_sink sink, void* context) {
+  if (sink == nullptr) return {};
+  return [sink, context](std::string_view line) { sink(context, std::string(line).c_str()); };
+}
+
+// The runtime's memory callbacks as the engine's AppMemory: never identity-mapped.
+class CallbackMemory final : public AppMemory {
+ public:
+  CallbackMemory(const rxp_app_ops& ops, void* app) : ops_(ops), app_(app) {}
+  bool IdentityMapped() const override { return false; }
+  Result<void> Read(uint64_t address, std::span<std::byte> out) override {
+    if (const int r = ops_.read_memory(app_, address, out.data(), out.size()); r < 0)
+      return Fail(-r, "app memory [{:#x}, +{}) cannot be read", address, out.size());
+    return Ok();
+  }
+  Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
+    if (const int r = ops_.write_memory(app_, address, in.data(), in.size()); r < 0)
+      return Fail(-r, "app memory [{:#x}, +{}) cannot be written", address, in.size());
+    return Ok();
+  }
+  Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
+    uint64_t host = 0;
+    if (const int r = ops_.host_address(app_, address, length, &host); r < 0)
+      return Fail(-r, "app memory [{:#x}, +{}) has no host mirror", address, length);
+    return host;
+  }
+
+ private:
+  const rxp_app_ops& ops_;
+  void* app_;
+};
+
+// The runtime's fd callbacks as the sentry's SentryFdTable.
+class CallbackFds final : public SentryFdTable {
+ public:
+  CallbackFds(std::shared_ptr<SentryState> sentry, void* app)
+      : sentry_(std::move(sentry)), app_(app) {}
+  Result<AppFdTarget> Lookup(int app_fd) override {
+    rxp_fd_target t{nullptr, -1, RXP_FILE_OTHER};
+    if (const int r = sentry_->ops.resolve_fd(app_, app_fd, &t); r < 0)
+      return Fail(-r, "app fd {} is not open", app_fd);
+    if (t.file != nullptr) {
+      auto f = FileOf(t.file);
+      if (!f) return Fail(EBADF, "app fd {} resolves to a closed rxp_file", app_fd);
+      return AppFdTarget{f->file, -1, FileKind::kOther};
+    }
+    if (t.kind != RXP_FILE_OTHER && t.kind != RXP_FILE_DMA_BUF)
+      return Fail(EBADF, "app fd {}: a host fd of kind {} must be an rxp_file", app_fd, t.kind);
+    return AppFdTarget{nullptr, t.host_fd, static_cast<FileKind>(t.kind)};
+  }
+  Result<int> Install(std::shared_ptr<SentryFile> file) override {
+    auto& handles = CHandles::Instance();
+    const uint64_t token = handles.Add(std::make_shared<FileState>(FileState{file, sentry_}));
+    const int fd = sentry_->ops.install_fd(app_, HandleOf<rxp_file>(token));
+    if (fd < 0) {
+      handles.Remove<FileState>(token);
+      return Fail(-fd, "the runtime could not install the {} as an app fd", file->label());
+    }
+    return fd;
+  }
+
+ private:
+  std::shared_ptr<SentryState> sentry_;
+  void* app_;
+};
+
+static_assert(static_cast<int>(FileKind::kOther) == RXP_FILE_OTHER &&
+              static_cast<int>(FileKind::kUverbs) == RXP_FILE_UVERBS &&
+              static_cast<int>(FileKind::kRdmaCm) == RXP_FILE_RDMA_CM &&
+              static_cast<int>(FileKind::kAsyncEvent) == RXP_FILE_ASYNC_EVENT &&
+              static_cast<int>(FileKind::kCompChannel) == RXP_FILE_COMP_CHANNEL &&
+              static_cast<int>(FileKind::kDmaBuf) == RXP_FILE_DMA_BUF);
+
+// huge_encode_dev() of include/linux/kdev_t.h, as RDMA_NLDEV_ATTR_CHARDEV carries it.
+uint64_t HugeEncodeDev(dev_t dev) {
+  const uint64_t ma = major(dev), mi = minor(dev);
+  return (mi & 0xff) | (ma << 8) | ((mi & ~0xffull) << 12);
+}
+
+// The driver id of the host device file at `path`, found over NETLINK_RDMA by its device
+// number.
+Result<uint32_t> DriverIdOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return Fail(errno, "{}: {}", path, std::strerror(errno));
+  if (!S_ISCHR(st.st_mode)) return Fail(ENODEV, "{} is not a character device", path);
+  auto devices = QueryHostRdmaDevices();
+  if (!devices) return std::move(devices).error();
+  for (const HostRdmaDevice& d : *devices)
+    if (d.dev == HugeEncodeDev(st.st_rdev)) return d.driver_id;
+  return Fail(ENODEV, "{} is no uverbs device the host's RDMA netlink knows", path);
+}
+
+bool CompleteOps(const rxp_app_ops& o) {
+  return o.read_memory != nullptr && o.write_memory != nullptr && o.host_address != nullptr &&
+         o.resolve_fd != nullptr && o.install_fd != nullptr;
+}
+
+template <typename F>
+long WithFile(rxp_file* handle, void* app, F&& op) {
+  return Guard([&]() -> long {
+    auto f = FileOf(handle);
+    if (!f) return BadFile();
+    CallbackMemory memory(f->sentry->ops, app);
+    CallbackFds fds(f->sentry, app);
+    AppContext context{memory, fds};
+    (void)Engine::TakeLastRefusal();
+    const long r = op(*f->file, context);
+    if (r < 0) {
+      // A proxy refusal carries its reason; anything else is the host kernel's answer.
+      if (auto why = Engine::TakeLastRefusal()) {
+        last_error = why->ToString();
+      } else {
+        last_error = Error{static_cast<int>(-r), fmt::format("{}: the host kernel's answer",
+                                                             f->file->label())}
+                         .ToString();
+      }
+    }
+    return r;
+  });
+}
+
+// Runs `edit` on a live config under its lock.
+template <typename F>
+int EditConfig(rxp_config* handle, F&& edit) {
+  return Guard([&]() -> int {
+    auto c = ConfigOf(handle);
+    if (!c) return BadConfig();
+    std::lock_guard lock(c->mutex);
+    return edit(*c);
+  });
+}
+
+// A policy replaces the previous one but keeps quotas set one by one before it.
+int SetPolicy(ConfigState& c, rxp::Result<PolicyConfig> policy) {
+  if (!policy) return Failed(policy.error());
+  const Quotas before = c.config.policy.quotas;
+  c.config.policy = std::move(*policy);
+  Quotas& q = c.config.policy.quotas;
+  if (before.pinned_bytes) q.pinned_bytes = before.pinned_bytes;
+  for (auto field : {&Quotas::contexts, &Quotas::pds, &Quotas::cqs, &Quotas::qps,
+                     &Quotas::srqs, &Quotas::mrs, &Quotas::mws, &Quotas::ahs, &Quotas::wqs})
+    if (before.*field) q.*field = before.*field;
+  return 0;
+}
+
+}  // namespace
+}  // namespace rxp::proxy::capi
+
+using namespace rxp::proxy;
+using namespace rxp::proxy::capi;
+
+extern "C" {
+
+const char* rxp_last_error(void) { return last_error.c_str(); }
+int rxp_api_version(void) { return RXP_API_VERSION; }
+
+int rxp_config_create(rxp_config** config) {
+  return Guard([&] {
+    if (config == nullptr) return Failed(EINVAL, "EINVAL: config is NULL");
+    *config = HandleOf<rxp_config>(CHandles::Instance().Add(std::make_shared<ConfigState>()));
+    return 0;
+  });
+}
+
+int rxp_config_destroy(rxp_config* config) {
+  return Guard([&] {
+    return CHandles::Instance().Remove<ConfigState>(Token(config)) ? 0 : BadConfig();
+  });
+}
+
+int rxp_config_set_app_ops(rxp_config* config, const rxp_app_ops* ops) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (ops == nullptr || ops->size < sizeof(rxp_app_ops))
+      return Failed(EINVAL, "EINVAL: rxp_app_ops is NULL or its size is too small");
+    if (!CompleteOps(*ops))
+      return Failed(EINVAL, "EINVAL: every rxp_app_ops callback is required");
+    c.ops = *ops;
+    c.ops.size = sizeof(rxp_app_ops);
+    c.has_ops = true;
+    return 0;
+  });
+}
+
+int rxp_config_add_device(rxp_config* config, const char* sandbox_name, const char* host_path,
+                          int64_t driver_id) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (sandbox_name == nullptr || host_path == nullptr)
+      return Failed(EINVAL, "EINVAL: device names must not be NULL");
+    if (driver_id < -1 || driver_id > UINT32_MAX)
+      return Failed(EINVAL, "EINVAL: driver_id must be -1 or an enum rdma_driver_id");
+    SentryDevice d{sandbox_name, host_path, 0, {}};
+    if (d.sandbox_name.empty() || d.sandbox_name.find('/') != std::string::npos ||
+        d.sandbox_name == "rdma_cm")
+      return Failed(EINVAL, fmt::format("EINVAL: \"{}\" is not a device name", d.sandbox_name));
+    if (d.host_path.empty() || d.host_path[0] != '/')
+      return Failed(EINVAL, fmt::format("EINVAL: host path \"{}\" is not absolute", d.host_path));
+    for (const auto& have : c.config.devices)
+      if (have.sandbox_name == d.sandbox_name)
+        return Failed(EEXIST, fmt::format("EEXIST: device {} is already configured",
+                                          d.sandbox_name));
+    if (driver_id >= 0) {
+      d.driver_id = static_cast<uint32_t>(driver_id);
+    } else {
+      auto id = DriverIdOf(d.host_path);
+      if (!id) return Failed(id.error());
+      d.driver_id = *id;
+    }
+    c.config.devices.push_back(std::move(d));
+    return 0;
+  });
+}
+
+int rxp_config_select_devices(rxp_config* config, const char* spec) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (spec == nullptr) return Failed(EINVAL, "EINVAL: device list is NULL");
+    auto host = QueryHostRdmaDevices();
+    if (!host) return Failed(host.error());
+    auto mappings = ParseDeviceList(spec, *host);
+    if (!mappings) return Failed(mappings.error());
+    std::vector<SentryDevice> added = c.config.devices;
+    for (const DeviceMapping& m : *mappings) {
+      for (const auto& have : added)
+        if (have.sandbox_name == m.sandbox_uverbs)
+          return Failed(EEXIST, fmt::format("EEXIST: device {} is already configured",
+                                            m.sandbox_uverbs));
+      added.push_back({m.sandbox_uverbs, "/dev/infiniband/" + m.host.uverbs, m.host.driver_id,
+                       m.host.ibdev});
+    }
+    c.config.devices = std::move(added);
+    return 0;
+  });
+}
+
+int rxp_config_set_rdma_cm(rxp_config* config, int enabled) {
+  return EditConfig(config, [&](ConfigState& c) {
+    c.config.rdma_cm = enabled != 0;
+    return 0;
+  });
+}
+
+int rxp_config_set_policy_json(rxp_config* config, const char* json) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (json == nullptr) return Failed(EINVAL, "EINVAL: policy text is NULL");
+    return SetPolicy(c, PolicyConfig::FromJson(json));
+  });
+}
+
+int rxp_config_load_policy(rxp_config* config, const char* path) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (path == nullptr) return Failed(EINVAL, "EINVAL: policy path is NULL");
+    return SetPolicy(c, PolicyConfig::FromFile(path));
+  });
+}
+
+int rxp_config_set_quota(rxp_config* config, const char* name, uint64_t value) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (name == nullptr) return Failed(EINVAL, "EINVAL: quota name is NULL");
+    if (auto r = c.config.policy.quotas.Set(name, value); !r) return Failed(r.error());
+    return 0;
+  });
+}
+
+int rxp_config_set_log(rxp_config* config, rxp_line_sink sink, void* context) {
+  return EditConfig(config, [&](ConfigState& c) {
+    c.config.log = SinkOf(sink, context);
+    return 0;
+  });
+}
+
+int rxp_config_set_trace(rxp_config* config, rxp_line_sink sink, void* context) {
+  return EditConfig(config, [&](ConfigState& c) {
+    c.config.trace = SinkOf(sink, context);
+    return 0;
+  });
+}
+
+int rxp_sentry_create(const rxp_config* config, rxp_sentry** sentry) {
+  return Guard([&]() -> int {
+    auto c = ConfigOf(config);
+    if (!c) return BadConfig();
+    if (sentry == nullptr) return Failed(EINVAL, "EINVAL: sentry is NULL");
+    std::lock_guard lock(c->mutex);
+    if (!c->has_ops)
+      return Failed(EINVAL, "EINVAL: the config has no rxp_app_ops (rxp_config_set_app_ops)");
+    auto made = Sentry::Create(c->config);
+    if (!made) return Failed(made.error());
+    auto state = std::make_shared<SentryState>(SentryState{std::move(*made), c->ops});
+    *sentry = HandleOf<rxp_sentry>(CHandles::Instance().Add(std::move(state)));
+    return 0;
+  });
+}
+
+int rxp_sentry_destroy(rxp_sentry* sentry) {
+  return Guard([&] {
+    return CHandles::Instance().Remove<SentryState>(Token(sentry)) ? 0 : BadSentry();
+  });
+}
+
+int rxp_sentry_stats(rxp_sentry* sentry, rxp_stats* stats) {
+  return Guard([&]() -> int {
+    auto s = SentryOf(sentry);
+    if (!s) return BadSentry();
+    if (stats == nullptr) return Failed(EINVAL, "EINVAL: stats is NULL");
+    const Counters& k = s->sentry->engine().counters();
+    *stats = rxp_stats{k.commands,       k.forwarded,     k.refused_decode,
+                       k.refused_policy, k.refused_quota, k.refused_state,
+                       k.kernel_errors,  k.mmaps,         s->sentry->engine().usage().pinned_bytes()};
+    return 0;
+  });
+}
+
+int rxp_open(rxp_sentry* sentry, const char* path, int flags, rxp_file** file) {
+  return Guard([&]() -> int {
+    auto s = SentryOf(sentry);
+    if (!s) return BadSentry();
+    if (path == nullptr || file == nullptr) return Failed(EINVAL, "EINVAL: path or file is NULL");
+    auto opened = s->sentry->Open(path, flags);
+    if (!opened) return Failed(opened.error());
+    *file = HandleOf<rxp_file>(
+        CHandles::Instance().Add(std::make_shared<FileState>(FileState{std::move(*opened), s})));
+    return 0;
+  });
+}
+
+int rxp_file_dup(rxp_file* file, rxp_file** copy) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    if (!f) return BadFile();
+    if (copy == nullptr) return Failed(EINVAL, "EINVAL: copy is NULL");
+    *copy = HandleOf<rxp_file>(CHandles::Instance().Add(std::make_shared<FileState>(*f)));
+    return 0;
+  });
+}
+
+int rxp_close(rxp_file* file) {
+  return Guard([&] { return CHandles::Instance().Remove<FileState>(Token(file)) ? 0 : BadFile(); });
+}
+
+int rxp_file_kind(rxp_file* file) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    return f ? static_cast<int>(f->file->kind()) : BadFile();
+  });
+}
+
+int rxp_file_host_fd(rxp_file* file) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    return f ? f->file->host_fd() : BadFile();
+  });
+}
+
+long rxp_ioctl(rxp_file* file, void* app, unsigned long request, uint64_t arg) {
+  return WithFile(file, app, [&](SentryFile& f, AppContext& c) { return f.Ioctl(c, request, arg); });
+}
+
+long rxp_write(rxp_file* file, void* app, uint64_t buffer, uint64_t length) {
+  return WithFile(file, app,
+                  [&](SentryFile& f, AppContext& c) { return f.Write(c, buffer, length); });
+}
+
+long rxp_read(rxp_file* file, void* app, uint64_t buffer, uint64_t length) {
+  return WithFile(file, app,
+                  [&](SentryFile& f, AppContext& c) { return f.Read(c, buffer, length); });
+}
+
+int rxp_poll(rxp_file* file, short events, short* revents) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    if (!f) return BadFile();
+    if (revents == nullptr) return Failed(EINVAL, "EINVAL: revents is NULL");
+    auto r = f->file->Poll(events);
+    if (!r) return Failed(r.error());
+    *revents = *r;
+    return 0;
+  });
+}
+
+int rxp_set_nonblocking(rxp_file* file, int nonblocking) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    if (!f) return BadFile();
+    auto r = f->file->SetNonblocking(nonblocking != 0);
+    return r ? 0 : Failed(r.error());
+  });
+}
+
+int rxp_mmap(rxp_file* file, uint64_t length, int prot, int flags, uint64_t offset,
+             void** address) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    if (!f) return BadFile();
+    if (address == nullptr) return Failed(EINVAL, "EINVAL: address is NULL");
+    auto r = f->file->Mmap(length, prot, flags, offset);
+    if (!r) return Failed(r.error());
+    *address = *r;
+    return 0;
+  });
+}
+
+int rxp_mmap_prepare(rxp_file* file, uint64_t offset, uint64_t length, int prot, int* host_fd) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    if (!f) return BadFile();
+    if (host_fd == nullptr) return Failed(EINVAL, "EINVAL: host_fd is NULL");
+    auto r = f->file->PrepareMmap(offset, length, prot);
+    if (!r) return Failed(r.error());
+    *host_fd = r->host_fd;
+    return 0;
+  });
+}
+
+int rxp_mmap_commit(rxp_file* file, uint64_t offset) {
+  return Guard([&]() -> int {
+    auto f = FileOf(file);
+    if (!f) return BadFile();
+    f->file->CommitMmap(offset);
+    return 0;
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,316 @@
+// The C API's error paths: every entry point with a bad handle, a bad config and a closed
+// file returns the documented -errno and a reason, and never crashes. The "device" here is
+// /dev/null standing in for a host uverbs file: these tests check the C boundary, not the
+// kernel (the mini-sentry VM test does that).
+#include "rdmaproxy/rdmaproxy.h"
+
+#include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <poll.h>
+#include <rdma/ib_user_ioctl_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/mman.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+#include <vector>
+
+extern "C" int rxp_c_header_smoke(void);  // c_api_header_test.c: the header compiles as C
+
+namespace {
+
+// App memory: one region at a fake app address, reached only through the callbacks.
+struct FakeApp {
+  static constexpr uint64_t kBase = 0x7000'0000'0000;
+  std::vector<unsigned char> bytes = std::vector<unsigned char>(4096);
+  std::vector<rxp_file*> installed;
+
+  static FakeApp& Of(void* app) { return *static_cast<FakeApp*>(app); }
+  bool Inside(uint64_t a, uint64_t n) const {
+    return a >= kBase && n <= bytes.size() && a - kBase <= bytes.size() - n;
+  }
+};
+
+int ReadMemory(void* app, uint64_t address, void* buffer, size_t length) {
+  FakeApp& a = FakeApp::Of(app);
+  if (!a.Inside(address, length)) return -EFAULT;
+  std::memcpy(buffer, a.bytes.data() + (address - FakeApp::kBase), length);
+  return 0;
+}
+int WriteMemory(void* app, uint64_t address, const void* buffer, size_t length) {
+  FakeApp& a = FakeApp::Of(app);
+  if (!a.Inside(address, length)) return -EFAULT;
+  std::memcpy(a.bytes.data() + (address - FakeApp::kBase), buffer, length);
+  return 0;
+}
+int HostAddress(void* app, uint64_t address, uint64_t length, uint64_t* host) {
+  FakeApp& a = FakeApp::Of(app);
+  if (!a.Inside(address, length)) return -EFAULT;
+  *host = reinterpret_cast<uint64_t>(a.bytes.data()) + (address - FakeApp::kBase);
+  return 0;
+}
+int ResolveFd(void*, int, rxp_fd_target*) { return -EBADF; }
+int InstallFd(void* app, rxp_file* file) {
+  FakeApp::Of(app).installed.push_back(file);
+  return 100;
+}
+
+const rxp_app_ops kOps{sizeof(rxp_app_ops), ReadMemory, WriteMemory, HostAddress, ResolveFd,
+                       InstallFd};
+
+// Handles that were never handed out: NULL, a small integer, a pointer to real memory.
+std::vector<uint64_t> BogusTokens() {
+  static int on_stack_like = 0;
+  return {0, 0x1234, reinterpret_cast<uint64_t>(&on_stack_like)};
+}
+template <typename T>
+T* As(uint64_t token) {
+  return reinterpret_cast<T*>(token);
+}
+
+std::string LastError() { return rxp_last_error(); }
+
+// A config with the fake app and /dev/null as uverbs0, an rxe device (driver id given: no
+// netlink needed; rxe's mmap rules apply).
+rxp_config* MakeConfig(std::vector<std::string>* log = nullptr) {
+  rxp_config* c = nullptr;
+  REQUIRE(rxp_config_create(&c) == 0);
+  REQUIRE(rxp_config_set_app_ops(c, &kOps) == 0);
+  REQUIRE(rxp_config_add_device(c, "uverbs0", "/dev/null", RDMA_DRIVER_RXE) == 0);
+  if (log != nullptr)
+    REQUIRE(rxp_config_set_log(
+                c, [](void* ctx, const char* line) {
+                  static_cast<std::vector<std::string>*>(ctx)->push_back(line);
+                },
+                log) == 0);
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("the header compiles and works as C") { CHECK(rxp_c_header_smoke() == 0); }
+
+TEST_CASE("config entry points reject bad handles with EINVAL") {
+  rxp_app_ops ops = kOps;
+  for (uint64_t t : BogusTokens()) {
+    rxp_config* c = As<rxp_config>(t);
+    CHECK(rxp_config_destroy(c) == -EINVAL);
+    CHECK(LastError().find("rxp_config") != std::string::npos);
+    CHECK(rxp_config_set_app_ops(c, &ops) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_select_devices(c, "") == -EINVAL);
+    CHECK(rxp_config_set_rdma_cm(c, 1) == -EINVAL);
+    CHECK(rxp_config_set_policy_json(c, R"({"version": 1})") == -EINVAL);
+    CHECK(rxp_config_load_policy(c, "/nonexistent") == -EINVAL);
+    CHECK(rxp_config_set_quota(c, "qps", 1) == -EINVAL);
+    CHECK(rxp_config_set_log(c, nullptr, nullptr) == -EINVAL);
+    CHECK(rxp_config_set_trace(c, nullptr, nullptr) == -EINVAL);
+    rxp_sentry* s = nullptr;
+    CHECK(rxp_sentry_create(c, &s) == -EINVAL);
+    CHECK(s == nullptr);
+  }
+  CHECK(rxp_config_create(nullptr) == -EINVAL);
+}
+
+TEST_CASE("a destroyed config is a bad handle") {
+  rxp_config* c = MakeConfig();
+  REQUIRE(rxp_config_destroy(c) == 0);
+  CHECK(rxp_config_destroy(c) == -EINVAL);
+  CHECK(rxp_config_set_quota(c, "qps", 1) == -EINVAL);
+  rxp_sentry* s = nullptr;
+  CHECK(rxp_sentry_create(c, &s) == -EINVAL);
+}
+
+TEST_CASE("bad config values are refused with a reason") {
+  rxp_config* c = nullptr;
+  REQUIRE(rxp_config_create(&c) == 0);
+
+  SECTION("app ops") {
+    CHECK(rxp_config_set_app_ops(c, nullptr) == -EINVAL);
+    rxp_app_ops small = kOps;
+    small.size = sizeof(rxp_app_ops) - 1;
+    CHECK(rxp_config_set_app_ops(c, &small) == -EINVAL);
+    rxp_app_ops partial = kOps;
+    partial.host_address = nullptr;
+    CHECK(rxp_config_set_app_ops(c, &partial) == -EINVAL);
+    CHECK(LastError().find("callback") != std::string::npos);
+    rxp_sentry* s = nullptr;
+    CHECK(rxp_sentry_create(c, &s) == -EINVAL);  // still no ops
+    CHECK(LastError().find("rxp_app_ops") != std::string::npos);
+  }
+  SECTION("devices") {
+    CHECK(rxp_config_add_device(c, nullptr, "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs0", nullptr, 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "a/b", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "rdma_cm", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs0", "dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", -2) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", int64_t{1} << 40) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs0", "/nonexistent/uverbs9", -1) == -ENOENT);
+    // /dev/null is a character device, but no RDMA device's.
+    CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", -1) == -ENODEV);
+    CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", 0) == 0);
+    CHECK(rxp_config_add_device(c, "uverbs0", "/dev/zero", 0) == -EEXIST);
+    CHECK(rxp_config_select_devices(c, nullptr) == -EINVAL);
+    CHECK(rxp_config_select_devices(c, "no_such_device_9") == -ENODEV);
+    CHECK(LastError().find("no_such_device_9") != std::string::npos);
+  }
+  SECTION("policy and quotas") {
+    CHECK(rxp_config_set_policy_json(c, nullptr) == -EINVAL);
+    CHECK(rxp_config_set_policy_json(c, "{") == -EINVAL);
+    CHECK(rxp_config_set_policy_json(c, R"({"version": 1, "deny": ["NO.SUCH"]})") == -EINVAL);
+    CHECK(rxp_config_load_policy(c, nullptr) == -EINVAL);
+    CHECK(rxp_config_load_policy(c, "/nonexistent/policy.json") == -ENOENT);
+    CHECK(rxp_config_set_quota(c, nullptr, 1) == -EINVAL);
+    CHECK(rxp_config_set_quota(c, "bogus", 1) == -EINVAL);
+    CHECK(LastError().find("bogus") != std::string::npos);
+    CHECK(rxp_config_set_quota(c, "qps", uint64_t{1} << 33) == -EINVAL);
+    CHECK(rxp_config_set_quota(c, "qps", 4) == 0);
+    CHECK(rxp_config_set_quota(c, "pinned_bytes", uint64_t{1} << 40) == 0);
+    CHECK(rxp_config_set_policy_json(c, R"({"version": 1})") == 0);
+  }
+  rxp_config_destroy(c);
+}
+
+TEST_CASE("sentry entry points reject bad handles with EINVAL") {
+  for (uint64_t t : BogusTokens()) {
+    rxp_sentry* s = As<rxp_sentry>(t);
+    CHECK(rxp_sentry_destroy(s) == -EINVAL);
+    rxp_stats stats{};
+    CHECK(rxp_sentry_stats(s, &stats) == -EINVAL);
+    rxp_file* f = nullptr;
+    CHECK(rxp_open(s, "/dev/infiniband/uverbs0", O_RDWR, &f) == -EINVAL);
+    CHECK(f == nullptr);
+    CHECK(LastError().find("rxp_sentry") != std::string::npos);
+  }
+  rxp_config* c = MakeConfig();
+  CHECK(rxp_sentry_create(c, nullptr) == -EINVAL);
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  CHECK(rxp_sentry_stats(s, nullptr) == -EINVAL);
+  rxp_file* f = nullptr;
+  CHECK(rxp_open(s, nullptr, O_RDWR, &f) == -EINVAL);
+  CHECK(rxp_open(s, "/dev/infiniband/uverbs0", O_RDWR, nullptr) == -EINVAL);
+  REQUIRE(rxp_sentry_destroy(s) == 0);
+  CHECK(rxp_sentry_destroy(s) == -EINVAL);
+  CHECK(rxp_open(s, "/dev/infiniband/uverbs0", O_RDWR, &f) == -EINVAL);
+  rxp_config_destroy(c);
+}
+
+TEST_CASE("open answers ENOENT for what the sandbox does not have") {
+  std::vector<std::string> log;
+  rxp_config* c = MakeConfig(&log);
+  REQUIRE(rxp_config_set_rdma_cm(c, 0) == 0);
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  rxp_file* f = nullptr;
+  for (const char* path : {"/dev/infiniband/uverbs1", "/dev/infiniband/rdma_cm",
+                           "/dev/infiniband/", "/dev/null", "uverbs0",
+                           "/dev/infiniband/uverbs0/x"}) {
+    CHECK(rxp_open(s, path, O_RDWR, &f) == -ENOENT);
+    CHECK(LastError().find("ENOENT") != std::string::npos);
+  }
+  CHECK(log.size() == 6);
+  rxp_sentry_destroy(s);
+  rxp_config_destroy(c);
+}
+
+TEST_CASE("file entry points reject bad and closed handles with EBADF") {
+  rxp_config* c = MakeConfig();
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  rxp_file* open_then_closed = nullptr;
+  REQUIRE(rxp_open(s, "/dev/infiniband/uverbs0", O_RDWR, &open_then_closed) == 0);
+  REQUIRE(rxp_close(open_then_closed) == 0);
+
+  std::vector<uint64_t> tokens = BogusTokens();
+  tokens.push_back(reinterpret_cast<uint64_t>(open_then_closed));
+  FakeApp app;
+  for (uint64_t t : tokens) {
+    rxp_file* f = As<rxp_file>(t);
+    rxp_file* copy = nullptr;
+    short revents = 0;
+    void* at = nullptr;
+    int host_fd = -1;
+    CHECK(rxp_file_dup(f, &copy) == -EBADF);
+    CHECK(copy == nullptr);
+    CHECK(rxp_close(f) == -EBADF);
+    CHECK(rxp_file_kind(f) == -EBADF);
+    CHECK(rxp_file_host_fd(f) == -EBADF);
+    CHECK(rxp_ioctl(f, &app, RDMA_VERBS_IOCTL, FakeApp::kBase) == -EBADF);
+    CHECK(rxp_write(f, &app, FakeApp::kBase, 24) == -EBADF);
+    CHECK(rxp_read(f, &app, FakeApp::kBase, 16) == -EBADF);
+    CHECK(rxp_poll(f, POLLIN, &revents) == -EBADF);
+    CHECK(rxp_set_nonblocking(f, 1) == -EBADF);
+    CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED, 0, &at) == -EBADF);
+    CHECK(rxp_mmap_prepare(f, 0, 4096, PROT_READ, &host_fd) == -EBADF);
+    CHECK(rxp_mmap_commit(f, 0) == -EBADF);
+    CHECK(LastError().find("rxp_file") != std::string::npos);
+  }
+  rxp_sentry_destroy(s);
+  rxp_config_destroy(c);
+}
+
+TEST_CASE("an open file: refusals come back as -errno with the reason, nothing forwarded") {
+  std::vector<std::string> log;
+  rxp_config* c = MakeConfig(&log);
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  rxp_file* f = nullptr;
+  REQUIRE(rxp_open(s, "/dev/infiniband/uverbs0", O_RDWR, &f) == 0);
+  CHECK(rxp_file_kind(f) == RXP_FILE_UVERBS);
+  CHECK(rxp_file_host_fd(f) >= 0);
+  CHECK(LastError().empty());
+  FakeApp app;
+
+  // Not RDMA_VERBS_IOCTL: ENOTTY, as ib_uverbs_ioctl answers.
+  CHECK(rxp_ioctl(f, &app, 0x5401 /* TCGETS */, FakeApp::kBase) == -ENOTTY);
+  CHECK(LastError().find("ENOTTY") != std::string::npos);
+  // The header lies outside app memory: EFAULT.
+  CHECK(rxp_ioctl(f, &app, RDMA_VERBS_IOCTL, 0x10) == -EFAULT);
+  CHECK(LastError().find("EFAULT") != std::string::npos);
+  // A header whose length disagrees with num_attrs: EINVAL from the decoder.
+  ib_uverbs_ioctl_hdr h{};
+  h.length = 4000;
+  h.num_attrs = 1;
+  std::memcpy(app.bytes.data(), &h, sizeof(h));
+  CHECK(rxp_ioctl(f, &app, RDMA_VERBS_IOCTL, FakeApp::kBase) == -EINVAL);
+  // A legacy write shorter than its header: EINVAL.
+  CHECK(rxp_write(f, &app, FakeApp::kBase, 3) == -EINVAL);
+  // uverbs files have no read; no offset was handed out for mmap; only MAP_SHARED.
+  CHECK(rxp_read(f, &app, FakeApp::kBase, 16) == -EINVAL);
+  void* at = nullptr;
+  int host_fd = -1;
+  CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_PRIVATE, 0, &at) == -EINVAL);
+  CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED, 0x1000, &at) == -EINVAL);
+  CHECK(LastError().find("rxe mmap offset") != std::string::npos);
+  CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED, 0x1000, nullptr) == -EINVAL);
+  CHECK(rxp_mmap_prepare(f, 0x1000, 4096, PROT_READ, &host_fd) == -EINVAL);
+  CHECK(rxp_mmap_prepare(f, 0x1000, 4096, PROT_READ, nullptr) == -EINVAL);
+  short revents = 0;
+  CHECK(rxp_poll(f, POLLIN, nullptr) == -EINVAL);
+  CHECK(rxp_poll(f, POLLIN, &revents) == 0);
+  CHECK(rxp_set_nonblocking(f, 1) == 0);
+  CHECK(fcntl(rxp_file_host_fd(f), F_GETFL) & O_NONBLOCK);
+
+  rxp_stats stats{};
+  REQUIRE(rxp_sentry_stats(s, &stats) == 0);
+  CHECK(stats.forwarded == 0);
+  CHECK(stats.refused_decode >= 3);
+  CHECK(stats.pinned_bytes == 0);
+  CHECK(!log.empty());
+
+  // A dup outlives the original handle and the sentry handle; the last close ends the file.
+  rxp_file* copy = nullptr;
+  REQUIRE(rxp_file_dup(f, &copy) == 0);
+  CHECK(rxp_file_dup(f, nullptr) == -EINVAL);
+  REQUIRE(rxp_close(f) == 0);
+  REQUIRE(rxp_sentry_destroy(s) == 0);
+  CHECK(rxp_file_kind(copy) == RXP_FILE_UVERBS);
+  CHECK(rxp_ioctl(copy, &app, 0x5401, FakeApp::kBase) == -ENOTTY);
+  REQUIRE(rxp_close(copy) == 0);
+  CHECK(rxp_close(copy) == -EBADF);
+  rxp_config_destroy(c);
+}

@@ -1,0 +1,284 @@
+#include "rdmaproxy/sentry.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include <array>
+#include <cstring>
+
+#include "rdmaproxy/cm_file.h"
+#include "rdmaproxy/host_device_file.h"
+#include "rdmaproxy/uverbs_file.h"
+
+namespace rxp::proxy {
+
+struct Sentry::State {
+  explicit State(SentryConfig c)
+      : config(std::move(c)),
+        engine(EngineOptions{config.policy, config.log, config.trace}) {}
+  SentryConfig config;
+  Engine engine;
+};
+
+namespace {
+
+constexpr std::string_view kDeviceDir = "/dev/infiniband/";
+// ib_uverbs_event_read and ucma copy one event per read; a page bounds any of them.
+constexpr uint64_t kMaxEventRead = 4096;
+
+long Errno(const Error& e) { return -static_cast<long>(e.errnum); }
+
+// The engine's FdBridge over the runtime's fd table, for one command of one uverbs / rdma_cm
+// file. Files the app names stay referenced until the command is over, so their host fds
+// cannot close under the kernel.
+class CallFds final : public FdBridge {
+ public:
+  using MakeEventFile =
+      std::function<std::shared_ptr<SentryFile>(UniqueFd fd, FileKind kind, uint64_t owner)>;
+  CallFds(SentryFdTable& table, MakeEventFile make) : table_(table), make_(std::move(make)) {}
+
+  Result<HostFile> Resolve(int app_fd) override {
+    auto target = table_.Lookup(app_fd);
+    if (!target) return std::move(target).error();
+    if (target->file) {
+      HostFile f{target->file->host_fd(), target->file->kind(), target->file->engine_id()};
+      held_.push_back(std::move(target->file));
+      return f;
+    }
+    if (target->host_fd < 0) return Fail(EBADF, "app fd {} has no host file", app_fd);
+    return HostFile{target->host_fd, target->kind, 0};
+  }
+
+  // The kernel created `fd` in this process (an async event fd, a completion channel): it
+  // becomes a library file the runtime installs as an app fd. If it cannot, the file -- and
+  // the host fd -- is dropped here, so nothing leaks.
+  Result<int> Adopt(int fd, FileKind kind, uint64_t owner) override {
+    auto file = make_(UniqueFd(fd), kind, owner);
+    return table_.Install(std::move(file));
+  }
+
+ private:
+  SentryFdTable& table_;
+  MakeEventFile make_;
+  std::vector<std::shared_ptr<SentryFile>> held_;
+};
+
+// An async event fd or a completion channel the kernel created for a uverbs file.
+class EventSentryFile final : public SentryFile {
+ public:
+  EventSentryFile(std::shared_ptr<Sentry::State> state, FileKind kind, std::string label,
+                  uint64_t owner, UniqueFd fd)
+      : state_(std::move(state)), kind_(kind), label_(std::move(label)), owner_(owner),
+        host_(std::move(fd)) {}
+
+  FileKind kind() const override { return kind_; }
+  const std::string& label() const override { return label_; }
+  int host_fd() const override { return host_.fd(); }
+  uint64_t engine_id() const override { return owner_; }
+
+  // ib_uverbs_event_read: one ib_uverbs_comp_event_desc / ib_uverbs_async_event_desc per
+  // read. The user handles inside are the app's own values (never translated), so the bytes
+  // go to the app as the kernel wrote them.
+  long Read(AppContext& app, uint64_t buffer, uint64_t length) override {
+    std::array<std::byte, kMaxEventRead> bounce;
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(length, bounce.size()));
+    const ssize_t r = ::read(host_.fd(), bounce.data(), n);
+    if (r < 0) return -errno;
+    if (auto w = app.memory.Write(buffer, std::span(bounce.data(), static_cast<size_t>(r))); !w) {
+      state_->engine.Refused(label_, w.error(), Refusal::kState);
+      return Errno(w.error());
+    }
+    return r;
+  }
+
+ private:
+  std::shared_ptr<Sentry::State> state_;
+  FileKind kind_;
+  std::string label_;
+  uint64_t owner_;
+  HostDeviceFile host_;
+};
+
+std::shared_ptr<SentryFile> MakeEventFile(const std::shared_ptr<Sentry::State>& state,
+                                          const std::string& owner_label, UniqueFd fd,
+                                          FileKind kind, uint64_t owner) {
+  const char* suffix = kind == FileKind::kAsyncEvent ? "/async_event" : "/comp_channel";
+  return std::make_shared<EventSentryFile>(state, kind, owner_label + suffix, owner,
+                                           std::move(fd));
+}
+
+// /dev/infiniband/uverbsN of the sandbox: one host open file, one UverbsFile.
+class UverbsSentryFile final : public SentryFile {
+ public:
+  UverbsSentryFile(std::shared_ptr<Sentry::State> state, HostDeviceFile host,
+                   std::unique_ptr<UverbsFile> file)
+      : state_(std::move(state)), host_(std::move(host)), file_(std::move(file)) {}
+  ~UverbsSentryFile() override { file_->Closed(); }
+
+  FileKind kind() const override { return FileKind::kUverbs; }
+  const std::string& label() const override { return file_->label(); }
+  int host_fd() const override { return host_.fd(); }
+  uint64_t engine_id() const override { return file_->id(); }
+
+  long Ioctl(AppContext& app, unsigned long request, uint64_t arg) override {
+    // ib_uverbs_ioctl answers every other request with -ENOIOCTLCMD (ENOTTY); none is
+    // forwarded.
+    if (request != RDMA_VERBS_IOCTL) {
+      auto e = Fail(ENOTTY, "ioctl request {:#x} is not RDMA_VERBS_IOCTL", request);
+      state_->engine.counters().commands++;
+      state_->engine.Refused(label(), e, Refusal::kDecode);
+      return Errno(e);
+    }
+    std::lock_guard lock(mutex_);
+    CallFds fds(app.fds, Maker());
+    return file_->Ioctl(app.memory, fds, host_, arg);
+  }
+
+  long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
+    std::lock_guard lock(mutex_);
+    CallFds fds(app.fds, Maker());
+    return file_->Write(app.memory, fds, host_, buffer, length);
+  }
+
+  Result<MmapGrant> PrepareMmap(uint64_t offset, uint64_t length, int prot) override {
+    std::lock_guard lock(mutex_);
+    RXP_TRY(file_->CheckMmap(offset, length, prot));
+    return MmapGrant{host_.fd(), offset, length};
+  }
+  void CommitMmap(uint64_t offset) override {
+    std::lock_guard lock(mutex_);
+    file_->Mapped(offset);
+  }
+
+ private:
+  CallFds::MakeEventFile Maker() {
+    return [this](UniqueFd fd, FileKind kind, uint64_t owner) {
+      return MakeEventFile(state_, file_->label(), std::move(fd), kind, owner);
+    };
+  }
+
+  std::shared_ptr<Sentry::State> state_;
+  HostDeviceFile host_;
+  std::unique_ptr<UverbsFile> file_;
+  std::mutex mutex_;
+};
+
+// /dev/infiniband/rdma_cm: write() commands only. GET_EVENT may block in the kernel, so no
+// lock is held around the forward (CmFile guards its own id set).
+class CmSentryFile final : public SentryFile {
+ public:
+  CmSentryFile(std::shared_ptr<Sentry::State> state, HostDeviceFile host,
+               std::unique_ptr<CmFile> file)
+      : state_(std::move(state)), host_(std::move(host)), file_(std::move(file)) {}
+
+  FileKind kind() const override { return FileKind::kRdmaCm; }
+  const std::string& label() const override { return file_->label(); }
+  int host_fd() const override { return host_.fd(); }
+
+  long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
+    CallFds fds(app.fds, [](UniqueFd, FileKind, uint64_t) -> std::shared_ptr<SentryFile> {
+      return nullptr;  // rdma_cm responses carry no new fds
+    });
+    return file_->Write(app.memory, fds, host_, buffer, length);
+  }
+
+ private:
+  std::shared_ptr<Sentry::State> state_;
+  HostDeviceFile host_;
+  std::unique_ptr<CmFile> file_;
+};
+
+}  // namespace
+
+// What the kernel answers for a file operation the file does not have.
+long SentryFile::Ioctl(AppContext&, unsigned long, uint64_t) { return -ENOTTY; }
+long SentryFile::Write(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
+long SentryFile::Read(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
+
+Result<short> SentryFile::Poll(short events) {
+  pollfd p{host_fd(), events, 0};
+  const int r = ::poll(&p, 1, 0);
+  if (r < 0) return Fail(errno, "poll of {}: {}", label(), std::strerror(errno));
+  return static_cast<short>(p.revents);
+}
+
+Result<void> SentryFile::SetNonblocking(bool nonblocking) {
+  const int flags = ::fcntl(host_fd(), F_GETFL);
+  if (flags < 0) return Fail(errno, "fcntl F_GETFL of {}", label());
+  const int want = nonblocking ? flags | O_NONBLOCK : flags & ~O_NONBLOCK;
+  if (want != flags && ::fcntl(host_fd(), F_SETFL, want) < 0)
+    return Fail(errno, "fcntl F_SETFL of {}", label());
+  return Ok();
+}
+
+Result<MmapGrant> SentryFile::PrepareMmap(uint64_t, uint64_t, int) {
+  return Fail(ENODEV, "{} cannot be mapped", label());  // no ->mmap: mmap_region's ENODEV
+}
+void SentryFile::CommitMmap(uint64_t) {}
+
+Result<void*> SentryFile::Mmap(uint64_t length, int prot, int flags, uint64_t offset) {
+  if ((flags & MAP_TYPE) != MAP_SHARED)
+    return Fail(EINVAL, "{}: device pages are mapped MAP_SHARED only", label());
+  auto grant = PrepareMmap(offset, length, prot);
+  if (!grant) return std::move(grant).error();
+  void* at = ::mmap(nullptr, length, prot, MAP_SHARED, grant->host_fd,
+                    static_cast<off_t>(grant->offset));
+  if (at == MAP_FAILED)
+    return Fail(errno, "{}: mmap of offset {:#x}: {}", label(), offset, std::strerror(errno));
+  CommitMmap(offset);
+  return at;
+}
+
+Sentry::Sentry(std::shared_ptr<State> state) : state_(std::move(state)) {}
+Sentry::~Sentry() = default;
+
+Result<std::unique_ptr<Sentry>> Sentry::Create(SentryConfig config) {
+  for (size_t i = 0; i < config.devices.size(); ++i) {
+    const SentryDevice& d = config.devices[i];
+    if (d.sandbox_name.empty() || d.sandbox_name.find('/') != std::string::npos ||
+        d.sandbox_name == "rdma_cm")
+      return Fail(EINVAL, "device {}: \"{}\" is not a device name", i, d.sandbox_name);
+    if (d.host_path.empty() || d.host_path[0] != '/')
+      return Fail(EINVAL, "device {}: host path \"{}\" is not absolute", d.sandbox_name,
+                  d.host_path);
+    for (size_t k = 0; k < i; ++k)
+      if (config.devices[k].sandbox_name == d.sandbox_name)
+        return Fail(EINVAL, "device {} is configured twice", d.sandbox_name);
+  }
+  return std::unique_ptr<Sentry>(new Sentry(std::make_shared<State>(std::move(config))));
+}
+
+const std::vector<SentryDevice>& Sentry::devices() const { return state_->config.devices; }
+Engine& Sentry::engine() { return state_->engine; }
+
+Result<std::shared_ptr<SentryFile>> Sentry::Open(std::string_view path, int flags) {
+  auto missing = [&]() -> Error {
+    auto e = Fail(ENOENT, "open {}: the sandbox has no such device", path);
+    state_->engine.Log(fmt::format("rdmaproxy: {}", e.ToString()));
+    return e;
+  };
+  if (!path.starts_with(kDeviceDir)) return missing();
+  const std::string_view name = path.substr(kDeviceDir.size());
+  const int host_flags = flags & (O_ACCMODE | O_NONBLOCK);
+  if (name == "rdma_cm") {
+    if (!state_->config.rdma_cm) return missing();
+    auto host = HostDeviceFile::Open(state_->config.rdma_cm_host_path, host_flags);
+    if (!host) return std::move(host).error();
+    return std::shared_ptr<SentryFile>(std::make_shared<CmSentryFile>(
+        state_, std::move(*host), state_->engine.OpenRdmaCm("rdma_cm")));
+  }
+  for (const SentryDevice& d : state_->config.devices) {
+    if (d.sandbox_name != name) continue;
+    auto host = HostDeviceFile::Open(d.host_path, host_flags);
+    if (!host) return std::move(host).error();
+    return std::shared_ptr<SentryFile>(std::make_shared<UverbsSentryFile>(
+        state_, std::move(*host), state_->engine.OpenUverbs(d.sandbox_name, d.driver_id)));
+  }
+  return missing();
+}
+
+}  // namespace rxp::proxy
