@@ -19,6 +19,22 @@ namespace rxp::abi {
 void ForEachField(const Layout& layout, size_t size,
                   const std::function<void(const Field&, size_t)>& visit);
 
+// The same, inlined for the command path (no std::function, no allocation): `visit` returns
+// false to stop the walk. Returns false if it was stopped.
+template <typename Visit>
+bool VisitFields(const Layout& layout, size_t base, size_t size, Visit&& visit) {
+  for (const Field& f : layout.fields) {
+    const size_t at = base + f.offset;
+    if (at + f.size > size) continue;
+    if (f.kind == FieldKind::kStruct && f.nested != nullptr) {
+      if (!VisitFields(*f.nested, at, size, visit)) return false;
+      continue;
+    }
+    if (!visit(f, at)) return false;
+  }
+  return true;
+}
+
 // App memory the printer may look at: the buffers the engine copied in (requests) or out
 // (responses). Read returns nullopt when the bytes were not captured.
 class PayloadSource {

@@ -49,10 +49,15 @@ uint64_t CHandles::Add(Object object) {
 
 namespace {
 
+// The reason of this thread's last failure. A host kernel error is recorded as its errno and
+// file and only formatted when asked for (rxp_last_error), so failing calls stay cheap.
 thread_local std::string last_error;
+thread_local int kernel_errno = 0;
+thread_local std::string kernel_error_file;
 
 int Failed(int errnum, std::string reason) {
   last_error = std::move(reason);
+  kernel_errno = 0;
   return -errnum;
 }
 int Failed(const Error& e) { return Failed(e.errnum, e.ToString()); }
@@ -62,6 +67,7 @@ template <typename F>
 auto Guard(F&& body) -> decltype(body()) {
   try {
     last_error.clear();
+    kernel_errno = 0;
     return body();
   } catch (const std::bad_alloc&) {
     return Failed(ENOMEM, "ENOMEM: out of memory");
@@ -207,9 +213,8 @@ long WithFile(rxp_file* handle, void* app, F&& op) {
       if (auto why = Engine::TakeLastRefusal()) {
         last_error = why->ToString();
       } else {
-        last_error = Error{static_cast<int>(-r), fmt::format("{}: the host kernel's answer",
-                                                             f->file->label())}
-                         .ToString();
+        kernel_errno = static_cast<int>(-r);
+        kernel_error_file.assign(f->file->label());
       }
     }
     return r;
@@ -248,7 +253,13 @@ using namespace rxp::proxy::capi;
 
 extern "C" {
 
-const char* rxp_last_error(void) { return last_error.c_str(); }
+const char* rxp_last_error(void) {
+  if (kernel_errno != 0) {
+    last_error = rxp::Error{kernel_errno, kernel_error_file + ": the host kernel's answer"}.ToString();
+    kernel_errno = 0;
+  }
+  return last_error.c_str();
+}
 int rxp_api_version(void) { return RXP_API_VERSION; }
 
 int rxp_config_create(rxp_config** config) {

@@ -75,6 +75,35 @@ class UverbsCommand {
 
   // --trace: the request half of the line, and what the printer needs for the result half.
   std::string trace_request;
+
+  // Back to a fresh command, keeping every buffer's capacity: sentry mode reuses one command
+  // per file, so the steady state allocates nothing.
+  void Reset() {
+    kind = Kind::kIoctl;
+    app_arg = 0;
+    app_length = 0;
+    image.Clear();
+    identity = true;
+    request.method = nullptr;
+    request.write_command = nullptr;
+    request.num_attrs = 0;
+    request.num_dropped = 0;
+    raw.clear();
+    image_attr.clear();
+    image_attrs_at = sizeof(abi::IoctlHeader);
+    write.reset();
+    write_raw.clear();
+    outputs.clear();
+    produced.clear();
+    creates = abi::kNoObject;
+    destroys.reset();
+    pinned = 0;
+    reserved = false;
+    rereg.reset();
+    creates_context = false;
+    short_name.clear();
+    trace_request.clear();
+  }
 };
 
 }  // namespace rxp::proxy

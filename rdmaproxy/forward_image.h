@@ -32,6 +32,12 @@ class ForwardImage {
   std::span<const std::byte> bytes() const { return bytes_; }
   size_t size() const { return bytes_.size(); }
 
+  // Empty again, capacity kept.
+  void Clear() {
+    bytes_.clear();
+    pointers_.clear();
+  }
+
   void WriteU64(size_t at, uint64_t value);
   uint64_t ReadU64(size_t at) const;
 

@@ -16,15 +16,15 @@ Result<HostDeviceFile> HostDeviceFile::Open(const std::string& path, int flags) 
 
 Result<long> HostDeviceFile::Ioctl(unsigned long request, void* arg) {
   const int r = ::ioctl(fd_.get(), request, arg);
-  // The kernel's errno is the app's answer; the reason stays short (no formatting cost on
-  // the success path, and kernel failures are the app's business, not a proxy decision).
-  if (r < 0) return Error{errno, "host ioctl failed"};
+  // The kernel's errno is the app's answer; the reason stays short enough not to allocate
+  // (kernel failures are the app's business, not a proxy decision).
+  if (r < 0) return Error{errno, "host ioctl"};
   return static_cast<long>(r);
 }
 
 Result<long> HostDeviceFile::Write(const void* buffer, size_t length) {
   const ssize_t r = ::write(fd_.get(), buffer, length);
-  if (r < 0) return Error{errno, "host write failed"};
+  if (r < 0) return Error{errno, "host write"};
   return static_cast<long>(r);
 }
 

@@ -184,7 +184,7 @@ Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
 Result<void> CheckEntry(const PolicyConfig& policy, const abi::Policy& schema_default,
                         std::string_view short_name, std::string_view kernel_name) {
   auto named = [&](const std::set<std::string, std::less<>>& set) {
-    return set.count(short_name) != 0 || set.count(kernel_name) != 0;
+    return !set.empty() && (set.count(short_name) != 0 || set.count(kernel_name) != 0);
   };
   if (schema_default.disposition == abi::Disposition::kUnsupported)
     return Fail(schema_default.errnum, "{}: {}", short_name, schema_default.reason);

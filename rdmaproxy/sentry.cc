@@ -133,26 +133,20 @@ class UverbsSentryFile final : public SentryFile {
       state_->engine.Refused(label(), e, Refusal::kDecode);
       return Errno(e);
     }
-    std::lock_guard lock(mutex_);
     CallFds fds(app.fds, Maker());
     return file_->Ioctl(app.memory, fds, host_, arg);
   }
 
   long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
-    std::lock_guard lock(mutex_);
     CallFds fds(app.fds, Maker());
     return file_->Write(app.memory, fds, host_, buffer, length);
   }
 
   Result<MmapGrant> PrepareMmap(uint64_t offset, uint64_t length, int prot) override {
-    std::lock_guard lock(mutex_);
     RXP_TRY(file_->CheckMmap(offset, length, prot));
     return MmapGrant{host_.fd(), offset, length};
   }
-  void CommitMmap(uint64_t offset) override {
-    std::lock_guard lock(mutex_);
-    file_->Mapped(offset);
-  }
+  void CommitMmap(uint64_t offset) override { file_->Mapped(offset); }
 
  private:
   CallFds::MakeEventFile Maker() {
@@ -163,8 +157,7 @@ class UverbsSentryFile final : public SentryFile {
 
   std::shared_ptr<Sentry::State> state_;
   HostDeviceFile host_;
-  std::unique_ptr<UverbsFile> file_;
-  std::mutex mutex_;
+  std::unique_ptr<UverbsFile> file_;  // serializes its own commands
 };
 
 // /dev/infiniband/rdma_cm: write() commands only. GET_EVENT may block in the kernel, so no

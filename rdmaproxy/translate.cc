@@ -10,13 +10,16 @@ namespace rxp::proxy {
 Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
                              size_t length) {
   Result<void> status = Ok();
-  abi::ForEachField(layout, length, [&](const abi::Field& f, size_t off) {
-    if (!status.ok()) return;
+  abi::VisitFields(layout, 0, length, [&](const abi::Field& f, size_t off) -> bool {
+    // Most fields are plain values: only these kinds need translating.
+    if (f.kind != abi::FieldKind::kPinnedVa && f.kind != abi::FieldKind::kFdIn &&
+        f.kind != abi::FieldKind::kUserPtr)
+      return true;
     const auto bytes = t.image.bytes().subspan(at, length);
     const uint64_t value = abi::ReadField(bytes, off, f.size);
     switch (f.kind) {
       case abi::FieldKind::kPinnedVa: {
-        if (!t.pin || value == 0) return;
+        if (!t.pin || value == 0) return true;
         // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
         // whole mappings, so asking for one byte finds the right one.
         uint64_t len = 1;
@@ -28,25 +31,25 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
         if (!host) {
           status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,
                         f.name, value, len);
-          return;
+          return false;
         }
         if (*host != value) t.image.WriteU64(at + off, *host);
-        return;
+        return true;
       }
       case abi::FieldKind::kFdIn: {
         const auto fd = static_cast<int32_t>(value);
-        if (fd < 0) return;  // -1: none
+        if (fd < 0) return true;  // -1: none
         auto host = t.resolve_fd(f, fd);
         if (!host) {
           status = std::move(host).error();
-          return;
+          return false;
         }
         const auto h = static_cast<uint32_t>(*host);
         std::memcpy(t.image.bytes().data() + at + off, &h, sizeof(h));
-        return;
+        return true;
       }
       case abi::FieldKind::kUserPtr: {
-        if (value == 0 || t.identity) return;
+        if (value == 0 || t.identity) return true;
         // A pointer the kernel copies from (rdma_cm SET_OPTION optval, with its length) or into
         // (rxe MODIFY_SRQ mmap_info_addr: a struct mminfo): give it a copy / a bounce buffer.
         if (!f.length_field.empty()) {
@@ -55,16 +58,16 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
               bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)), lf->size);
           if (len > 4096) {
             status = Fail(EINVAL, "{}: {} of {} bytes is too large", t.what, f.name, len);
-            return;
+            return false;
           }
           std::vector<std::byte> in(len);
           if (auto r = t.memory.Read(value, in); !r) {
             status = Fail(EFAULT, "{}: cannot read {} at {:#x}", t.what, f.name, value);
-            return;
+            return false;
           }
           const size_t copy = t.image.Append(in);
           t.image.PointTo(at + off, copy);
-          return;
+          return true;
         }
         const size_t bounce = t.image.Reserve(sizeof(mminfo));
         t.image.PointTo(at + off, bounce);
@@ -72,10 +75,10 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
         Produced p{Produced::What::kRxeMmapInfo};
         p.place = {true, bounce, sizeof(mminfo)};
         t.produced.push_back(p);
-        return;
+        return true;
       }
       default:
-        return;
+        return true;
     }
   });
   return status;

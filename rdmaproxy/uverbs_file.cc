@@ -1,5 +1,6 @@
 #include "rdmaproxy/uverbs_file.h"
 
+#include <array>
 #include <cstring>
 
 #include "abi/payload.h"
@@ -40,20 +41,43 @@ Result<std::vector<std::byte>> CopyIn(AppMemory& memory, uint64_t address, size_
   return bytes;
 }
 
-// The copied-in bytes of pointer attributes, for content rules and the trace printer.
+// CopyIn into `out`, reusing its capacity.
+Result<void> CopyInto(AppMemory& memory, uint64_t address, size_t length,
+                      std::vector<std::byte>& out) {
+  out.resize(length);
+  if (length == 0) return Ok();
+  auto r = memory.Read(address, out);
+  if (!r) return Fail(EFAULT, "cannot read {} bytes at {:#x}: {}", length, address,
+                      r.error().reason);
+  return Ok();
+}
+
+// The copied-in bytes of pointer attributes, for content rules and the trace printer: where
+// each app buffer sits in the forward image (no second copy).
 class CopiedInputs final : public abi::PayloadSource {
  public:
-  void Add(uint64_t address, std::span<const std::byte> bytes) {
-    buffers_.push_back({address, {bytes.begin(), bytes.end()}});
+  explicit CopiedInputs(const ForwardImage& image) : image_(image) {}
+  void Add(uint64_t address, size_t image_offset, size_t length) {
+    if (count_ < entries_.size()) entries_[count_++] = {address, image_offset, length};
   }
   std::optional<std::span<const std::byte>> Read(uint64_t address, size_t length) const override {
-    for (const auto& [a, b] : buffers_)
-      if (a == address && b.size() >= length) return std::span<const std::byte>(b.data(), length);
+    for (size_t i = 0; i < count_; ++i) {
+      const Entry& e = entries_[i];
+      if (e.address == address && e.length >= length)
+        return image_.bytes().subspan(e.image_offset, length);
+    }
     return std::nullopt;
   }
 
  private:
-  std::vector<std::pair<uint64_t, std::vector<std::byte>>> buffers_;
+  struct Entry {
+    uint64_t address;
+    size_t image_offset;
+    size_t length;
+  };
+  const ForwardImage& image_;
+  std::array<Entry, abi::kMaxIoctlAttrs> entries_;  // the first count_ are set
+  size_t count_ = 0;
 };
 
 // App memory after the call, for the result half of a trace line.
@@ -131,9 +155,12 @@ Result<void> UverbsFile::Reserve(UverbsCommand& c) {
 Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
   const abi::IoctlRequest& r = c.request;
   const abi::Method& m = *r.method;
-  c.short_name = r.write_command != nullptr
-                     ? fmt::format("INVOKE_WRITE {}", r.write_command->short_name)
-                     : std::string(m.short_name);
+  if (r.write_command != nullptr) {
+    c.short_name.assign("INVOKE_WRITE ");
+    c.short_name.append(r.write_command->short_name);
+  } else {
+    c.short_name.assign(m.short_name);
+  }
 
   // Entry policy: the method, and for INVOKE_WRITE the legacy command it wraps.
   RXP_TRY(CheckEntry(engine_.policy(), m.policy, m.short_name, m.name));
@@ -151,7 +178,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   c.image_attrs_at = c.image.Reserve(kAttr * kept);
   c.image_attr.assign(r.num_attrs, -1);
 
-  CopiedInputs copied;
+  CopiedInputs copied(c.image);
   std::span<const std::byte> core_in, driver_in;
   size_t core_in_at = 0, driver_in_at = 0;
   int out_index = 0;
@@ -234,17 +261,19 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
           }
           break;
         }
-        auto b = CopyIn(memory, a.data, a.len);
-        if (!b) return std::move(b).error();
+        // Copied straight into the image: the kernel reads the proxy's copy, never the app's.
+        const size_t at = c.image.Reserve(a.len);
+        if (a.len != 0 && !memory.Read(a.data, c.image.bytes().subspan(at, a.len)))
+          return Fail(EFAULT, "cannot read {} bytes at {:#x}", a.len, a.data);
+        const auto b = c.image.bytes().subspan(at, a.len);
         // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP).
         if (spec.zero_trailing && a.len > spec.max_len)
-          for (size_t i = spec.max_len; i < b->size(); ++i)
-            if ((*b)[i] != std::byte{0})
+          for (size_t i = spec.max_len; i < b.size(); ++i)
+            if (b[i] != std::byte{0})
               return Fail(EOPNOTSUPP, "{}: {} has non-zero bytes past its {}-byte struct",
                           c.short_name, spec.name, spec.max_len);
-        const size_t at = c.image.Append(*b);
         c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
-        copied.Add(a.data, *b);
+        copied.Add(a.data, at, a.len);
         if (spec.meaning == abi::AttrMeaning::kCoreIn) core_in_at = at;
         if (spec.meaning == abi::AttrMeaning::kUdataIn) driver_in_at = at;
         break;
@@ -349,28 +378,35 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
 
 Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds,
                                                               uint64_t arg) {
-  engine_.counters().commands++;
   auto c = std::make_unique<UverbsCommand>();
+  RXP_TRY(BeginIoctl(memory, fds, arg, *c));
+  return c;
+}
+
+Result<void> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t arg,
+                                    UverbsCommand& command) {
+  engine_.counters().commands++;
+  UverbsCommand* c = &command;
+  c->Reset();
   c->kind = UverbsCommand::Kind::kIoctl;
   c->app_arg = arg;
   c->identity = memory.IdentityMapped();
   // Copy in the header, then the attributes it announces.
-  auto head = CopyIn(memory, arg, sizeof(abi::IoctlHeader));
-  if (!head) {
-    Refuse(head.error(), static_cast<int>(Refusal::kDecode));
-    return std::move(head).error();
+  std::array<std::byte, sizeof(abi::IoctlHeader)> head;
+  if (auto r = memory.Read(arg, head); !r) {
+    auto e = Fail(EFAULT, "cannot read the ioctl header at {:#x}: {}", arg, r.error().reason);
+    Refuse(e, static_cast<int>(Refusal::kDecode));
+    return e;
   }
-  auto hdr = abi::DecodeIoctlHeader(*head);
+  auto hdr = abi::DecodeIoctlHeader(head);
   if (!hdr) {
     Refuse(hdr.error(), static_cast<int>(Refusal::kDecode));
     return std::move(hdr).error();
   }
-  auto raw = CopyIn(memory, arg, hdr->length);
-  if (!raw) {
+  if (auto raw = CopyInto(memory, arg, hdr->length, c->raw); !raw) {
     Refuse(raw.error(), static_cast<int>(Refusal::kDecode));
     return std::move(raw).error();
   }
-  c->raw = std::move(*raw);
   if (auto d = abi::DecodeIoctl(c->raw, device_, c->request); !d) {
     Refuse(d.error(), static_cast<int>(Refusal::kDecode));
     if (engine_.tracing())
@@ -393,13 +429,13 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginIoctl(AppMemory& memory,
     return std::move(built).error();
   }
   engine_.counters().forwarded++;
-  return c;
+  return Ok();
 }
 
 Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
   const abi::WriteRequest& w = *c.write;
   const abi::WriteCommand& wc = *w.command;
-  c.short_name = std::string(wc.short_name);
+  c.short_name.assign(wc.short_name);
   RXP_TRY(CheckEntry(engine_.policy(), wc.policy, wc.short_name, wc.name));
   CommandView view;
   view.driver = device_.driver;
@@ -485,8 +521,16 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
 
 Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds,
                                                               uint64_t buffer, uint64_t length) {
-  engine_.counters().commands++;
   auto c = std::make_unique<UverbsCommand>();
+  RXP_TRY(BeginWrite(memory, fds, buffer, length, *c));
+  return c;
+}
+
+Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t buffer,
+                                    uint64_t length, UverbsCommand& command) {
+  engine_.counters().commands++;
+  UverbsCommand* c = &command;
+  c->Reset();
   c->kind = UverbsCommand::Kind::kWrite;
   c->app_arg = buffer;
   c->app_length = length;
@@ -500,9 +544,8 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginWrite(AppMemory& memory,
     return fail(Fail(E2BIG, "write of {} bytes exceeds the proxy's {}-byte limit", length,
                      kMaxWrite),
                 Refusal::kDecode);
-  auto raw = CopyIn(memory, buffer, static_cast<size_t>(length));
-  if (!raw) return fail(std::move(raw).error(), Refusal::kDecode);
-  c->write_raw = std::move(*raw);
+  if (auto raw = CopyInto(memory, buffer, static_cast<size_t>(length), c->write_raw); !raw)
+    return fail(std::move(raw).error(), Refusal::kDecode);
   auto w = abi::DecodeWrite(c->write_raw, device_);
   if (!w) return fail(std::move(w).error(), Refusal::kDecode);
   c->write = std::move(*w);
@@ -516,7 +559,7 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginWrite(AppMemory& memory,
     return fail(std::move(built).error(), why);
   }
   engine_.counters().forwarded++;
-  return c;
+  return Ok();
 }
 
 namespace {
@@ -603,7 +646,8 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
   long app_result = result;
   if (result >= 0) {
     // New fds: make them the app's and rewrite where the app reads them.
-    std::vector<std::byte> attrs_after;
+    std::vector<std::byte>& attrs_after = attrs_after_;
+    attrs_after.clear();
     if (c.kind == UverbsCommand::Kind::kIoctl) {
       const size_t n = c.request.num_attrs - c.request.num_dropped;
       attrs_after.assign(image_after.begin() + static_cast<long>(c.image_attrs_at),
@@ -689,29 +733,31 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
 }
 
 long UverbsFile::Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg) {
-  auto c = BeginIoctl(memory, fds, arg);
-  if (!c) return -c.error().errnum;
-  std::vector<std::byte> image((*c)->image.size());
-  const auto base = reinterpret_cast<uint64_t>(image.data());
-  (*c)->image.RelocateInto(image, base);
-  auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data());
+  std::lock_guard lock(mutex_);
+  if (auto begun = BeginIoctl(memory, fds, arg, command_); !begun) return -begun.error().errnum;
+  forward_.resize(command_.image.size());
+  const auto base = reinterpret_cast<uint64_t>(forward_.data());
+  command_.image.RelocateInto(forward_, base);
+  auto r = host.Ioctl(RDMA_VERBS_IOCTL, forward_.data());
   const long result = r ? *r : -r.error().errnum;
-  return Complete(**c, result, image, base, memory, fds);
+  return Complete(command_, result, forward_, base, memory, fds);
 }
 
 long UverbsFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
                        uint64_t length) {
-  auto c = BeginWrite(memory, fds, buffer, length);
-  if (!c) return -c.error().errnum;
-  std::vector<std::byte> image((*c)->image.size());
-  const auto base = reinterpret_cast<uint64_t>(image.data());
-  (*c)->image.RelocateInto(image, base);
-  auto r = host.Write(image.data(), (*c)->write_raw.size());
+  std::lock_guard lock(mutex_);
+  if (auto begun = BeginWrite(memory, fds, buffer, length, command_); !begun)
+    return -begun.error().errnum;
+  forward_.resize(command_.image.size());
+  const auto base = reinterpret_cast<uint64_t>(forward_.data());
+  command_.image.RelocateInto(forward_, base);
+  auto r = host.Write(forward_.data(), command_.write_raw.size());
   const long result = r ? *r : -r.error().errnum;
-  return Complete(**c, result, image, base, memory, fds);
+  return Complete(command_, result, forward_, base, memory, fds);
 }
 
 Result<void> UverbsFile::CheckMmap(uint64_t offset, uint64_t length, int prot) {
+  std::lock_guard lock(mutex_);
   engine_.counters().commands++;
   auto r = mmaps_.Check(offset, length, prot);
   if (!r) {
@@ -722,7 +768,10 @@ Result<void> UverbsFile::CheckMmap(uint64_t offset, uint64_t length, int prot) {
   return Ok();
 }
 
-void UverbsFile::Mapped(uint64_t offset) { mmaps_.Mapped(offset); }
+void UverbsFile::Mapped(uint64_t offset) {
+  std::lock_guard lock(mutex_);
+  mmaps_.Mapped(offset);
+}
 
 void UverbsFile::Closed() {
   if (closed_) return;

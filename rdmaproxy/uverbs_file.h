@@ -7,10 +7,16 @@
 //    syscall's entry (the harness places the returned forward image in scratch memory of the
 //    app and points the syscall at it), Complete at its exit;
 //  - sentry mode, where the engine issues them: Ioctl/Write do both phases around HostDevice.
+//
+// Threading: Ioctl, Write, CheckMmap and Mapped may be called from any thread (they take the
+// file's lock; commands on one file run one at a time, as none blocks in the kernel). The
+// two-phase calls (Begin*, Complete) and Closed must be serialized by the caller -- the ptrace
+// harness's single tracer thread.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 
@@ -42,6 +48,10 @@ class UverbsFile {
                                                     uint64_t arg);
   Result<std::unique_ptr<UverbsCommand>> BeginWrite(AppMemory& memory, FdBridge& fds,
                                                     uint64_t buffer, uint64_t length);
+  // The same into a caller's command (Reset first), reusing its buffers.
+  Result<void> BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t arg, UverbsCommand& command);
+  Result<void> BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t buffer, uint64_t length,
+                          UverbsCommand& command);
 
   // Phase 2: the kernel ran the image placed at `base` with `result` (>= 0, or -errno);
   // `image_after` is the image as the kernel left it. Settles tracking and quotas, copies
@@ -84,6 +94,13 @@ class UverbsFile {
   MmapRules mmaps_;
   bool has_context_ = false;
   bool closed_ = false;
+
+  // Sentry mode: one command and one forward buffer reused by every call (under the lock),
+  // and Complete's copy of the attribute array.
+  std::mutex mutex_;
+  UverbsCommand command_;
+  std::vector<std::byte> forward_;
+  std::vector<std::byte> attrs_after_;
 };
 
 }  // namespace rxp::proxy
