@@ -18,12 +18,13 @@ using OrderedJson = nlohmann::ordered_json;
 
 // Attribute allow-lists. The PCI list is what NCCL (xml.cc), hwloc (linux PCI discovery),
 // rdma-core (modalias, local_cpus) and ibdev2netdev (resource) read, plus SR-IOV geometry.
-constexpr std::array<std::string_view, 21> kPciAttrs = {
+constexpr std::array<std::string_view, 22> kPciAttrs = {
     "class",           "vendor",           "device",           "subsystem_vendor",
     "subsystem_device", "revision",        "numa_node",        "local_cpus",
     "local_cpulist",   "max_link_speed",   "max_link_width",   "current_link_speed",
     "current_link_width", "modalias",      "uevent",           "resource",
-    "sriov_numvfs",    "sriov_totalvfs",   "sriov_offset",     "secondary_bus_number",
+    "sriov_numvfs",    "sriov_totalvfs",   "sriov_offset",     "sriov_stride",
+    "secondary_bus_number",
     "subordinate_bus_number"};
 // ib_device attributes (drivers/infiniband/core/sysfs.c) plus rxe/siw's `parent`.
 constexpr std::array<std::string_view, 9> kIbAttrs = {
