@@ -210,11 +210,30 @@ Snapshot MiniHost() {
   auto e1 = Net("ens1f1np1", B("0000:81:00.1"), "0c:42:a1:65:4e:21", "1", "100000", 6);
   e1.attrs["dev_port"] = "1";
   auto veth = Net("veth0", std::nullopt, "96:80:6c:77:0f:8d", "1", "10000", 7);
-  s.netdevs = {e0, e1, ib0, veth};
+  // The VF's netdev is down: its speed and duplex fail with EINVAL, as the kernel's do.
+  auto vfnet = Net("ens1f0v0", B("0000:81:00.2"), "de:ad:be:ef:00:01", "1", "", 8);
+  vfnet.attrs["speed"] = std::nullopt;
+  vfnet.attrs["duplex"] = std::nullopt;
+  vfnet.attrs["operstate"] = "down";
+  vfnet.attrs["carrier"] = std::nullopt;
+  s.netdevs = {e0, e1, ib0, veth, vfnet};
   s.peer_memory.nvidia_peermem = "1.1";
   s.peer_memory.nv_mem = "1.1";
   Canonicalize(&s);
   return s;
+}
+
+std::string FirstDifference(const std::string& a, const std::string& b) {
+  size_t line = 1, i = 0;
+  for (; i < a.size() && i < b.size() && a[i] == b[i]; ++i)
+    if (a[i] == '\n') ++line;
+  if (i == a.size() && i == b.size()) return "(identical)";
+  auto line_at = [&](const std::string& s) {
+    size_t start = s.rfind('\n', i == 0 ? 0 : i - 1);
+    start = start == std::string::npos ? 0 : start + 1;
+    return s.substr(start, s.find('\n', start) - start);
+  };
+  return fmt::format("line {}: '{}' vs '{}'", line, line_at(a), line_at(b));
 }
 
 Snapshot SyntheticHost(size_t devices) {
