@@ -21,8 +21,11 @@ struct CommandFamily {
   void (*add)(CLI::App& app);
 };
 
+void AddSysfsCommands(CLI::App& app);  // sysfs_commands.cc
+
 // One line per family, in --help order.
-inline constexpr std::array<CommandFamily, 0> kCommandFamilies = {{
+inline constexpr std::array<CommandFamily, 1> kCommandFamilies = {{
+    {"sysfs", AddSysfsCommands},
 }};
 
 }  // namespace rxp::tools
