@@ -35,6 +35,17 @@ std::string AttrOr(const PciFunction* fn, std::string_view name, std::string_vie
   return *it->second;
 }
 
+// The snapshot keeps every display controller (the definition of a GPU), but the
+// matrix, like nvidia-smi, shows compute GPUs: 3D controllers, and VGA controllers from
+// NVIDIA or AMD. A server's BMC VGA (ASPEED, Matrox) is not one.
+bool IsComputeGpu(const PciFunction& fn) {
+  auto cls = PciClass(fn);
+  if (!cls || !IsGpuClass(*cls)) return false;
+  if ((*cls >> 8) == 0x0302) return true;
+  auto vendor = fn.attrs.find("vendor");
+  return vendor != fn.attrs.end() && (vendor->second == "0x10de" || vendor->second == "0x1002");
+}
+
 }  // namespace
 
 std::string_view PathTypeName(PathType t) {
@@ -80,10 +91,8 @@ TopoMatrix BuildTopoMatrix(const Snapshot& s) {
                                        AttrOr(fn, "local_cpulist", "N/A"), numa});
   };
   size_t gpus = 0;
-  for (const auto& fn : s.pci_functions) {
-    auto cls = PciClass(fn);
-    if (cls && IsGpuClass(*cls)) endpoint(fmt::format("GPU{}", gpus++), fn.bdf.ToString(), fn.bdf);
-  }
+  for (const auto& fn : s.pci_functions)
+    if (IsComputeGpu(fn)) endpoint(fmt::format("GPU{}", gpus++), fn.bdf.ToString(), fn.bdf);
   std::vector<std::pair<std::string, std::optional<Bdf>>> nics;
   std::set<Bdf> rdma_functions;
   for (const auto& d : s.rdma_devices) {

@@ -38,8 +38,8 @@ struct TopoMatrix {
   std::vector<std::vector<PathType>> cells;  // cells[row][col]
 };
 
-// GPUs are the snapshot's 0x0300/0x0302 functions; NICs its RDMA devices plus netdevs on
-// PCI functions no RDMA device uses (a gVNIC).
+// GPUs are the snapshot's 3D controllers and NVIDIA/AMD VGA controllers (not a BMC's VGA);
+// NICs its RDMA devices plus netdevs on PCI functions no RDMA device uses (a gVNIC).
 TopoMatrix BuildTopoMatrix(const Snapshot& snapshot);
 std::string FormatTopoMatrix(const TopoMatrix& matrix);
 
