@@ -98,7 +98,11 @@ Result<Snapshot> Select(const Snapshot& host, const SelectOptions& opts) {
   std::vector<Bdf> nics;
   for (const auto& fn : host.pci_functions) {
     auto cls = PciClass(fn);
-    if (cls && (IsGpuClass(*cls) || IsNvSwitchClass(*cls))) wanted.insert(fn.bdf);
+    auto vendor = fn.attrs.find("vendor");
+    uint32_t v = 0;
+    if (vendor != fn.attrs.end() && vendor->second)
+      if (auto parsed = ParseHex("vendor", *vendor->second, 0xffff)) v = static_cast<uint32_t>(*parsed);
+    if (cls && (IsGpuClass(*cls) || IsNvSwitch(*cls, v))) wanted.insert(fn.bdf);
   }
   for (const auto& d : out.rdma_devices)
     if (d.pci) nics.push_back(*d.pci);

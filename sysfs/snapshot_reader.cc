@@ -274,9 +274,12 @@ class Reader {
       auto bdf = TryParseBdf(name);
       if (!bdf) continue;
       auto cls = ReadAttr("/bus/pci/devices/" + name + "/class");
-      if (!cls || !*cls) continue;
-      auto v = ParseHex("class", **cls, 0xffffff);
-      if (v && (IsGpuClass(static_cast<uint32_t>(*v)) || IsNvSwitchClass(static_cast<uint32_t>(*v))))
+      auto vendor = ReadAttr("/bus/pci/devices/" + name + "/vendor");
+      if (!cls || !*cls || !vendor || !*vendor) continue;
+      auto c = ParseHex("class", **cls, 0xffffff);
+      auto v = ParseHex("vendor", **vendor, 0xffff);
+      if (c && v && (IsGpuClass(static_cast<uint32_t>(*c)) ||
+                     IsNvSwitch(static_cast<uint32_t>(*c), static_cast<uint32_t>(*v))))
         pci_wanted_.insert(*bdf);
     }
     return Ok();

@@ -6,7 +6,7 @@
 //   - netdevs: --netdevs, or by default the netdevs of the selected RDMA devices' PCI
 //     functions and of their GID tables, plus (when no --devices was given) every other
 //     PCI-backed netdev, so a host without RDMA (GKE gVNIC) still shows its NICs;
-//   - every GPU (class 0x0300/0x0302) and NVSwitch (0x0680);
+//   - every GPU (class 0x0300/0x0302) and NVSwitch (0x0680 from NVIDIA);
 //   - for all of those, the full PCI ancestry up to the root complex, plus function 0 of each
 //     NIC (NCCL merges ports and VFs onto it) and the PF of each VF;
 //   - NUMA nodes, the verbs ABI version and nvidia-peermem markers.

@@ -685,7 +685,7 @@ std::optional<uint32_t> PciClass(const PciFunction& fn) {
 
 bool IsBridgeClass(uint32_t c) { return (c >> 8) == 0x0604; }
 bool IsGpuClass(uint32_t c) { return (c >> 8) == 0x0300 || (c >> 8) == 0x0302; }
-bool IsNvSwitchClass(uint32_t c) { return (c >> 8) == 0x0680; }
+bool IsNvSwitch(uint32_t c, uint32_t vendor) { return (c >> 8) == 0x0680 && vendor == 0x10de; }
 bool IsNicClass(uint32_t c) { return (c >> 16) == 0x02; }
 
 std::optional<int> NumaNodeOf(const PciFunction& fn) {

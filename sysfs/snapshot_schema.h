@@ -160,7 +160,9 @@ std::string SerializeSnapshot(const Snapshot& snapshot);
 std::optional<uint32_t> PciClass(const PciFunction& fn);  // `class` >> 0 (24 bits)
 bool IsBridgeClass(uint32_t pci_class);                    // 0x0604xx PCI-to-PCI bridge
 bool IsGpuClass(uint32_t pci_class);                       // 0x0300xx VGA, 0x0302xx 3D
-bool IsNvSwitchClass(uint32_t pci_class);                  // 0x0680xx "other bridge"
+// An NVSwitch: class 0x0680xx ("other bridge") from NVIDIA. The class alone also matches
+// chipset functions (PIIX4 ACPI, PMCs), which a sandbox has no use for.
+bool IsNvSwitch(uint32_t pci_class, uint32_t vendor);
 bool IsNicClass(uint32_t pci_class);                       // 0x02xxxx network
 std::optional<int> NumaNodeOf(const PciFunction& fn);      // `numa_node`, -1 when unknown
 

@@ -62,7 +62,7 @@ def gpus_and_nics(snap):
     out = []
     for fn in snap["pci_functions"]:
         c = cls(fn)
-        if c >> 16 in (0x02, 0x03) or c >> 8 == 0x0680:
+        if c >> 16 in (0x02, 0x03) or (c >> 8 == 0x0680 and fn["attrs"]["vendor"] == "0x10de"):
             out.append(fn["bdf"])
     return out
 
@@ -123,7 +123,7 @@ def nccl_walk(a):
     args = []
     for bdf in gpus_and_nics(snap):
         fn = next(f for f in snap["pci_functions"] if f["bdf"] == bdf)
-        if cls(fn) >> 16 == 0x03 or cls(fn) >> 8 == 0x0680:
+        if cls(fn) >> 16 == 0x03 or cls(fn) >> 8 == 0x0680:  # GPUs and NVSwitches
             args += ["--gpu", bdf]
     for d in snap["rdma_devices"]:
         args += ["--ib", d["name"]]
