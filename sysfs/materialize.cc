@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cstring>
+#include <unordered_map>
+#include <unordered_set>
 #include <memory>
 #include <vector>
 
@@ -73,39 +75,95 @@ Result<void> WriteAll(int fd, std::string_view data, std::string_view path) {
   return Ok();
 }
 
-// Writes the children of `dir` into `dirfd`, depth first, so at most one fd per level is
-// open (a wide directory such as /sys/bus/pci/devices costs no extra descriptors).
-Result<void> WriteDir(const Tree& tree, NodeId dir, int dirfd, MaterializeStats* stats, int depth) {
-  if (depth > 256) return Fail(ELOOP, "{}: tree nested too deep", tree.PathOf(dir));
-  for (NodeId id : tree.Children(dir)) {
-    const Node& n = tree.node(id);
-    const char* name = n.name.c_str();  // checked by Tree: no '/', "." or ".."
-    switch (n.kind) {
-      case NodeKind::kDir:
-      case NodeKind::kPassthrough: {
-        if (::mkdirat(dirfd, name, n.mode) != 0) return Errno("mkdir", tree.PathOf(id));
-        ++stats->dirs;
-        if (n.kind == NodeKind::kPassthrough) break;
-        UniqueFd sub(::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-        if (!sub.valid()) return Errno("open", tree.PathOf(id));
-        RXP_TRY(WriteDir(tree, id, sub.get(), stats, depth + 1));
-        break;
-      }
-      case NodeKind::kFile: {
-        UniqueFd f(::openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, n.mode));
-        if (!f.valid()) return Errno("create", tree.PathOf(id));
-        if (!n.read_fails) RXP_TRY(WriteAll(f.get(), n.data, tree.PathOf(id)));
-        ++stats->files;
-        break;
-      }
-      case NodeKind::kSymlink:
-        if (::symlinkat(n.data.c_str(), dirfd, name) != 0) return Errno("symlink", tree.PathOf(id));
-        ++stats->links;
-        break;
-    }
+// Files with equal keys are interchangeable: same bytes, mode and EINVAL-ness.
+struct FileKey {
+  uint16_t mode;
+  bool fails;
+  std::string_view data;  // views the tree's node, which outlives the writer
+  bool operator==(const FileKey&) const = default;
+};
+struct FileKeyHash {
+  size_t operator()(const FileKey& k) const {
+    return std::hash<std::string_view>{}(k.data) ^ (size_t{k.mode} << 1) ^ size_t{k.fails};
   }
-  return Ok();
-}
+};
+FileKey KeyOf(const Node& n) { return FileKey{n.mode, n.read_fails, n.read_fails ? std::string_view() : n.data}; }
+
+// A file written once and hard-linked wherever the same content appears again: most of a
+// tree is GID-table entries (zero GIDs, EINVAL stand-ins, "0x0000" pkeys) and repeated
+// values, and on the build machines linkat costs a third of creating and writing a file.
+struct LinkSource {
+  UniqueFd dir;  // a duplicate of the directory fd that holds `name`
+  std::string name;
+};
+
+// Writes a tree depth first: at most one fd per level is open, plus the link sources.
+class Writer {
+ public:
+  Writer(const Tree& tree, MaterializeStats* stats) : tree_(tree), stats_(stats) {
+    std::unordered_map<FileKey, uint32_t, FileKeyHash> counts;
+    for (NodeId id = 0; id < tree.size(); ++id)
+      if (const Node& n = tree.node(id); n.kind == NodeKind::kFile) ++counts[KeyOf(n)];
+    for (const auto& [key, count] : counts)
+      if (count >= 2) repeated_.insert(key);
+  }
+
+  Result<void> WriteDir(NodeId dir, int dirfd, int depth) {
+    if (depth > 256) return Fail(ELOOP, "{}: tree nested too deep", tree_.PathOf(dir));
+    for (NodeId id : tree_.Children(dir)) {
+      const Node& n = tree_.node(id);
+      const char* name = n.name.c_str();  // checked by Tree: no '/', "." or ".."
+      switch (n.kind) {
+        case NodeKind::kDir:
+        case NodeKind::kPassthrough: {
+          if (::mkdirat(dirfd, name, n.mode) != 0) return Errno("mkdir", tree_.PathOf(id));
+          ++stats_->dirs;
+          if (n.kind == NodeKind::kPassthrough) break;
+          UniqueFd sub(::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+          if (!sub.valid()) return Errno("open", tree_.PathOf(id));
+          RXP_TRY(WriteDir(id, sub.get(), depth + 1));
+          break;
+        }
+        case NodeKind::kFile:
+          RXP_TRY(WriteFile(id, n, dirfd));
+          ++stats_->files;
+          break;
+        case NodeKind::kSymlink:
+          if (::symlinkat(n.data.c_str(), dirfd, name) != 0) return Errno("symlink", tree_.PathOf(id));
+          ++stats_->links;
+          break;
+      }
+    }
+    return Ok();
+  }
+
+ private:
+  static constexpr size_t kMaxSources = 256;  // fds held for link sources
+
+  Result<void> WriteFile(NodeId id, const Node& n, int dirfd) {
+    FileKey key = KeyOf(n);
+    bool repeated = repeated_.count(key) != 0;
+    if (repeated) {
+      if (auto src = sources_.find(key); src != sources_.end()) {
+        // linkat with flags 0 and a plain name never follows a link, and the source is a
+        // regular file this writer created in a directory it created.
+        if (::linkat(src->second.dir.get(), src->second.name.c_str(), dirfd, n.name.c_str(), 0) == 0) return Ok();
+        if (errno != EMLINK) return Errno("link", tree_.PathOf(id));
+      }
+    }
+    UniqueFd f(::openat(dirfd, n.name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, n.mode));
+    if (!f.valid()) return Errno("create", tree_.PathOf(id));
+    if (!n.read_fails) RXP_TRY(WriteAll(f.get(), n.data, tree_.PathOf(id)));
+    if (repeated && sources_.size() < kMaxSources && !sources_.count(key))
+      sources_.emplace(key, LinkSource{UniqueFd(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0)), n.name});
+    return Ok();
+  }
+
+  const Tree& tree_;
+  MaterializeStats* stats_;
+  std::unordered_set<FileKey, FileKeyHash> repeated_;
+  std::unordered_map<FileKey, LinkSource, FileKeyHash> sources_;
+};
 
 }  // namespace
 
@@ -131,7 +189,7 @@ Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_di
   }
 
   MaterializeStats stats;
-  RXP_TRY(WriteDir(tree, Tree::kRoot, root.get(), &stats, 0));
+  RXP_TRY(Writer(tree, &stats).WriteDir(Tree::kRoot, root.get(), 0));
   return stats;
 }
 

@@ -64,6 +64,21 @@ TEST_CASE("The kernel's own realpath() agrees with the VFS on a materialized tre
   CHECK((st.st_mode & 0222) == 0);  // read-only like the attributes it stands for
 }
 
+TEST_CASE("Repeated contents are hard links to one file; distinct ones are not") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  struct stat a {}, b {}, c {};
+  const std::string port = tmp / "sys/class/infiniband/mlx5_1/ports/1/";
+  REQUIRE(::stat((port + "gids/100").c_str(), &a) == 0);
+  REQUIRE(::stat((port + "gids/200").c_str(), &b) == 0);
+  REQUIRE(::stat((port + "gids/3").c_str(), &c) == 0);
+  CHECK(a.st_ino == b.st_ino);
+  CHECK(a.st_nlink > 2);
+  CHECK(a.st_ino != c.st_ino);
+  CHECK(Slurp(port + "gids/200") == "0000:0000:0000:0000:0000:0000:0000:0000\n");
+  CHECK(Slurp(port + "gids/3") == "0000:0000:0000:0000:0000:ffff:0a00:0001\n");
+}
+
 TEST_CASE("Materialize refuses to overwrite, and never writes through links") {
   TempDir tmp;
   Tree tree = Synthesize(testing::MiniHost()).value();

@@ -94,6 +94,11 @@ class Builder {
 
  private:
   Result<NodeId> Dir(std::string_view rel) { return t_.MkdirAll(rel); }
+  // `parent`/`name`, created when missing.
+  Result<NodeId> SubDir(NodeId parent, std::string_view name) {
+    if (auto c = t_.Child(parent, name)) return *c;
+    return t_.Mkdir(parent, name);
+  }
 
   Result<void> Skeleton() {
     // The directories every kernel has, whether or not the snapshot fills them.
@@ -129,7 +134,7 @@ class Builder {
   // A pci_bus/<bus> directory below `host` (a root complex or bridge directory), and its
   // /sys/class/pci_bus entry (pci_alloc_child_bus(), pcibus_class).
   Result<void> AddPciBus(NodeId host, const std::string& bus_id) {
-    auto dir = t_.MkdirAll(t_.PathOf(host).substr(Tree::kMountPoint.size() + 1) + "/pci_bus");
+    auto dir = SubDir(host, "pci_bus");
     if (!dir) return std::move(dir).error();
     if (t_.Child(*dir, bus_id)) return Ok();
     auto bus = t_.Mkdir(*dir, bus_id);
@@ -230,12 +235,8 @@ class Builder {
     if (pci) {
       auto p = PciDir(*pci);
       if (!p) return std::move(p).error();
-      auto c = t_.Child(*p, cls);
-      if (!c) {
-        auto made = t_.Mkdir(*p, cls);
-        if (!made) return std::move(made).error();
-        c = *made;
-      }
+      auto c = SubDir(*p, cls);
+      if (!c) return std::move(c).error();
       parent = *c;
     } else {
       auto v = Dir(fmt::format("devices/virtual/{}", cls));
@@ -266,7 +267,7 @@ class Builder {
     if (!ndevs) return std::move(ndevs).error();
     size_t next = 0;
     for (uint32_t i = 0; i < port.gid_table_len; ++i) {
-      std::string idx = fmt::format("{}", i);
+      std::string idx = std::to_string(i);
       const Gid* g = next < port.gids.size() && port.gids[next].index == i ? &port.gids[next++] : nullptr;
       RXP_TRY(t_.AddFile(*gids, idx, std::string(g ? std::string_view(g->gid) : kZeroGid) + "\n"));
       RXP_TRY(g ? t_.AddFile(*types, idx, g->type + "\n") : t_.AddUnreadable(*types, idx));
