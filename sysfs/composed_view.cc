@@ -9,19 +9,6 @@ namespace {
 
 constexpr int kMaxSymlinks = 40;  // MAXSYMLINKS, counted across both trees
 
-std::vector<std::string_view> Components(std::string_view path) {
-  std::vector<std::string_view> out;
-  size_t pos = 0;
-  while (pos < path.size()) {
-    size_t slash = path.find('/', pos);
-    std::string_view c = path.substr(pos, slash == std::string_view::npos ? path.npos : slash - pos);
-    if (!c.empty()) out.push_back(c);
-    if (slash == std::string_view::npos) break;
-    pos = slash + 1;
-  }
-  return out;
-}
-
 std::string Join(const std::vector<std::string_view>& parts, size_t from) {
   std::string out;
   for (size_t i = from; i < parts.size(); ++i) {
@@ -45,7 +32,7 @@ Result<ComposedView::Target> ComposedView::Locate(std::string_view view_path, bo
     if (!r->passthrough) return Target{false, r->node, {}};
     // On the host, below the passthrough point r->host_dir ("/sys/devices/system/cpu").
     std::string host = r->host_dir;
-    std::vector<std::string_view> rest = Components(r->rest);
+    std::vector<std::string_view> rest = PathComponents(r->rest);
     std::string restart;
     for (size_t i = 0; i < rest.size() && restart.empty(); ++i) {
       std::string_view c = rest[i];
@@ -118,13 +105,7 @@ Result<FileKind> ComposedView::Kind(std::string_view path, bool follow) const {
   auto t = Locate(path, follow);
   if (!t) return std::move(t).error();
   if (t->on_host) return host_.Kind(t->host_path, false);
-  switch (vfs_.tree().node(t->node).kind) {
-    case NodeKind::kDir:
-    case NodeKind::kPassthrough: return FileKind::kDir;
-    case NodeKind::kFile: return FileKind::kFile;
-    case NodeKind::kSymlink: return FileKind::kSymlink;
-  }
-  return FileKind::kOther;
+  return FileKindOf(vfs_.tree().node(t->node).kind);
 }
 
 }  // namespace rxp::sysfs

@@ -40,6 +40,19 @@ std::string Quote(std::string_view text) {
   return out + "'";
 }
 
+std::vector<std::string_view> PathComponents(std::string_view path) {
+  std::vector<std::string_view> out;
+  size_t pos = 0;
+  while (pos < path.size()) {
+    size_t slash = path.find('/', pos);
+    std::string_view c = path.substr(pos, slash == std::string_view::npos ? path.npos : slash - pos);
+    if (!c.empty()) out.push_back(c);
+    if (slash == std::string_view::npos) break;
+    pos = slash + 1;
+  }
+  return out;
+}
+
 std::string Bdf::ToString() const {
   return fmt::format("{:04x}:{:02x}:{:02x}.{:x}", domain, bus, dev, fn);
 }

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "abi/result.h"
 
@@ -60,6 +61,9 @@ Result<uint32_t> UverbsIndex(std::string_view name);
 Result<uint64_t> ParseDecimal(std::string_view what, std::string_view text, uint64_t max);
 // Parses "0x"-prefixed (or bare) hex such as a PCI class "0x020700".
 Result<uint64_t> ParseHex(std::string_view what, std::string_view text, uint64_t max);
+
+// The non-empty components of a '/'-separated path ("a//b/" -> {"a", "b"}).
+std::vector<std::string_view> PathComponents(std::string_view path);
 
 // `text` quoted for an error message: at most 64 bytes, non-printable bytes as \xNN.
 std::string Quote(std::string_view text);

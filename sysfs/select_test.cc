@@ -7,15 +7,11 @@
 namespace rxp::sysfs {
 namespace {
 
+using testing::Bdfs;
+
 std::vector<std::string> Names(const auto& list) {
   std::vector<std::string> out;
   for (const auto& x : list) out.push_back(x.name);
-  return out;
-}
-
-std::vector<std::string> Bdfs(const Snapshot& s) {
-  std::vector<std::string> out;
-  for (const auto& f : s.pci_functions) out.push_back(f.bdf.ToString());
   return out;
 }
 

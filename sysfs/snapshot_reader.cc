@@ -36,6 +36,13 @@ class Reader {
  private:
   void Warn(std::string line) { out_.warnings.push_back(std::move(line)); }
 
+  // A NIC function: included, and its function 0 and PF with it (ReadPciClosure).
+  void WantNic(const std::optional<Bdf>& pci) {
+    if (!pci) return;
+    pci_wanted_.insert(*pci);
+    nic_functions_.insert(*pci);
+  }
+
   // A kernel attribute: its text without the final newline; nullopt when the read fails with
   // EINVAL (or, in a rendered tree, the file is empty: materialize's stand-in for EINVAL).
   // ENOENT comes back as an error for the caller to treat as "absent".
@@ -206,10 +213,7 @@ class Reader {
         dev.ports.push_back(std::move(*port));
       }
       if (auto uv = uverbs_by_ibdev_.find(name); uv != uverbs_by_ibdev_.end()) dev.uverbs = uv->second;
-      if (dev.pci) {
-        pci_wanted_.insert(*dev.pci);
-        nic_functions_.insert(*dev.pci);
-      }
+      WantNic(dev.pci);
       out_.snapshot.rdma_devices.push_back(std::move(dev));
     }
     return Ok();
@@ -258,10 +262,7 @@ class Reader {
       nd.name = name;
       nd.pci = *pci;
       nd.attrs = ReadAttrs("/class/net/" + name, NetAttrNames());
-      if (nd.pci) {
-        pci_wanted_.insert(*nd.pci);
-        nic_functions_.insert(*nd.pci);
-      }
+      WantNic(nd.pci);
       out_.snapshot.netdevs.push_back(std::move(nd));
     }
     return Ok();

@@ -18,6 +18,8 @@
 namespace rxp::sysfs {
 namespace {
 
+using testing::Bdfs;
+
 namespace fs = std::filesystem;
 using testing::TempDir;
 
@@ -26,12 +28,6 @@ struct MiniView {
   SysfsVfs vfs;
   VfsView view;
 };
-
-std::vector<std::string> Bdfs(const Snapshot& s) {
-  std::vector<std::string> out;
-  for (const auto& f : s.pci_functions) out.push_back(f.bdf.ToString());
-  return out;
-}
 
 TEST_CASE("Reading a synthesized tree gives back the snapshot (in memory)") {
   MiniView m;

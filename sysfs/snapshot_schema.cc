@@ -90,6 +90,19 @@ Result<const Json*> Required(const Json& obj, std::string_view path, std::string
   return f;
 }
 
+// A field that must be there, as a string / as a bounded unsigned integer.
+Result<std::string> RequiredString(const Json& obj, std::string_view path, std::string_view key, size_t max_len) {
+  auto f = Required(obj, path, key);
+  if (!f) return std::move(f).error();
+  return GetString(**f, Join(path, key), max_len);
+}
+
+Result<uint64_t> RequiredUint(const Json& obj, std::string_view path, std::string_view key, uint64_t max) {
+  auto f = Required(obj, path, key);
+  if (!f) return std::move(f).error();
+  return GetUint(**f, Join(path, key), max);
+}
+
 Result<std::optional<Bdf>> GetOptionalBdf(const Json& obj, std::string_view path,
                                           std::string_view key) {
   const Json* f = Field(obj, key);
@@ -170,9 +183,7 @@ Result<std::array<uint8_t, 64>> ParseConfigHex(std::string_view hex, std::string
 Result<PciFunction> ParsePci(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"bdf", "parent", "attrs", "config", "driver", "physfn"}));
   PciFunction fn;
-  auto bdf_field = Required(j, path, "bdf");
-  if (!bdf_field) return std::move(bdf_field).error();
-  auto bdf_text = GetString(**bdf_field, path + ".bdf", 64);
+  auto bdf_text = RequiredString(j, path, "bdf", 64);
   if (!bdf_text) return std::move(bdf_text).error();
   auto bdf = ParseBdf(*bdf_text);
   if (!bdf) return Fail(EINVAL, "{}.bdf: {}", path, bdf.error().reason);
@@ -202,19 +213,13 @@ Result<PciFunction> ParsePci(const Json& j, const std::string& path) {
 Result<Gid> ParseGid(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"index", "gid", "type", "ndev"}));
   Gid gid;
-  auto index = Required(j, path, "index");
-  if (!index) return std::move(index).error();
-  auto idx = GetUint(**index, path + ".index", Limits::kGidTableLen - 1);
+  auto idx = RequiredUint(j, path, "index", Limits::kGidTableLen - 1);
   if (!idx) return std::move(idx).error();
   gid.index = static_cast<uint32_t>(*idx);
-  auto g = Required(j, path, "gid");
-  if (!g) return std::move(g).error();
-  auto gs = GetString(**g, path + ".gid", 64);
+  auto gs = RequiredString(j, path, "gid", 64);
   if (!gs) return std::move(gs).error();
   gid.gid = std::move(*gs);
-  auto t = Required(j, path, "type");
-  if (!t) return std::move(t).error();
-  auto ts = GetString(**t, path + ".type", 64);
+  auto ts = RequiredString(j, path, "type", 64);
   if (!ts) return std::move(ts).error();
   gid.type = std::move(*ts);
   auto ndev = GetOptionalString(j, path, "ndev", 64);
@@ -226,9 +231,7 @@ Result<Gid> ParseGid(const Json& j, const std::string& path) {
 Result<Port> ParsePort(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"port", "attrs", "gid_table_len", "gids", "pkeys"}));
   Port port;
-  auto num = Required(j, path, "port");
-  if (!num) return std::move(num).error();
-  auto n = GetUint(**num, path + ".port", 255);
+  auto n = RequiredUint(j, path, "port", 255);
   if (!n) return std::move(n).error();
   port.number = static_cast<uint32_t>(*n);
   auto attrs = GetAttrs(j, path);
@@ -252,14 +255,10 @@ Result<Port> ParsePort(const Json& j, const std::string& path) {
 Result<Uverbs> ParseUverbs(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"name", "dev", "abi_version", "host_name", "host_dev"}));
   Uverbs uv;
-  auto name = Required(j, path, "name");
-  if (!name) return std::move(name).error();
-  auto ns = GetString(**name, path + ".name", 64);
+  auto ns = RequiredString(j, path, "name", 64);
   if (!ns) return std::move(ns).error();
   uv.name = std::move(*ns);
-  auto dev = Required(j, path, "dev");
-  if (!dev) return std::move(dev).error();
-  auto ds = GetString(**dev, path + ".dev", 32);
+  auto ds = RequiredString(j, path, "dev", 32);
   if (!ds) return std::move(ds).error();
   auto dn = ParseDevNum(*ds);
   if (!dn) return Fail(EINVAL, "{}.dev: {}", path, dn.error().reason);
@@ -285,9 +284,7 @@ Result<Uverbs> ParseUverbs(const Json& j, const std::string& path) {
 Result<RdmaDevice> ParseRdma(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"name", "pci", "attrs", "ports", "uverbs"}));
   RdmaDevice dev;
-  auto name = Required(j, path, "name");
-  if (!name) return std::move(name).error();
-  auto ns = GetString(**name, path + ".name", 255);
+  auto ns = RequiredString(j, path, "name", 255);
   if (!ns) return std::move(ns).error();
   dev.name = std::move(*ns);
   auto pci = GetOptionalBdf(j, path, "pci");
@@ -310,9 +307,7 @@ Result<RdmaDevice> ParseRdma(const Json& j, const std::string& path) {
 Result<Netdev> ParseNetdev(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"name", "pci", "attrs"}));
   Netdev nd;
-  auto name = Required(j, path, "name");
-  if (!name) return std::move(name).error();
-  auto ns = GetString(**name, path + ".name", 255);
+  auto ns = RequiredString(j, path, "name", 255);
   if (!ns) return std::move(ns).error();
   nd.name = std::move(*ns);
   auto pci = GetOptionalBdf(j, path, "pci");
@@ -327,16 +322,12 @@ Result<Netdev> ParseNetdev(const Json& j, const std::string& path) {
 Result<NumaNode> ParseNumaNode(const Json& j, const std::string& path) {
   RXP_TRY(CheckKeys(j, path, {"id", "cpumap", "cpulist", "distance"}));
   NumaNode node;
-  auto id = Required(j, path, "id");
-  if (!id) return std::move(id).error();
-  auto i = GetUint(**id, path + ".id", Limits::kNumaNodes - 1);
+  auto i = RequiredUint(j, path, "id", Limits::kNumaNodes - 1);
   if (!i) return std::move(i).error();
   node.id = static_cast<uint32_t>(*i);
   for (auto [key, out] : {std::pair{"cpumap", &node.cpumap}, std::pair{"cpulist", &node.cpulist},
                           std::pair{"distance", &node.distance}}) {
-    auto f = Required(j, path, key);
-    if (!f) return std::move(f).error();
-    auto s = GetString(**f, fmt::format("{}.{}", path, key), Limits::kAttrBytes);
+    auto s = RequiredString(j, path, key, Limits::kAttrBytes);
     if (!s) return std::move(s).error();
     *out = std::move(*s);
   }

@@ -250,6 +250,16 @@ class Builder {
     return *dir;
   }
 
+  // device_add() of a class device: its directory, `subsystem`, and the class's link to it.
+  Result<NodeId> ClassDevice(const std::optional<Bdf>& pci, std::string_view cls, std::string_view name,
+                             NodeId class_dir) {
+    auto dir = ClassDeviceDir(pci, cls, name);
+    if (!dir) return std::move(dir).error();
+    RXP_TRY(t_.Link(*dir, "subsystem", class_dir));
+    RXP_TRY(t_.Link(class_dir, name, *dir));
+    return *dir;
+  }
+
   Result<void> AddPort(NodeId ports, const Port& port) {
     auto dir = t_.Mkdir(ports, fmt::format("{}", port.number));
     if (!dir) return std::move(dir).error();
@@ -282,11 +292,9 @@ class Builder {
 
   Result<void> AddRdmaDevice(const RdmaDevice& dev) {
     // ib_register_device() -> /sys/class/infiniband/<name> (ib_class, ib_dev_attrs).
-    auto dir = ClassDeviceDir(dev.pci, "infiniband", dev.name);
+    auto dir = ClassDevice(dev.pci, "infiniband", dev.name, class_ib_);
     if (!dir) return std::move(dir).error();
     RXP_TRY(AddAttrs(*dir, dev.attrs));
-    RXP_TRY(t_.Link(*dir, "subsystem", class_ib_));
-    RXP_TRY(t_.Link(class_ib_, dev.name, *dir));
     auto ports = t_.Mkdir(*dir, "ports");
     if (!ports) return std::move(ports).error();
     for (const auto& port : dev.ports) RXP_TRY(AddPort(*ports, port));
@@ -294,23 +302,19 @@ class Builder {
     // ib_uverbs_add_one(): uverbsN with ibdev, abi_version and dev (what libibverbs'
     // find_sysfs_devs() reads; `dev` must match the sandbox's /dev/infiniband node).
     const Uverbs& uv = *dev.uverbs;
-    auto udir = ClassDeviceDir(dev.pci, "infiniband_verbs", uv.name);
+    auto udir = ClassDevice(dev.pci, "infiniband_verbs", uv.name, class_verbs_);
     if (!udir) return std::move(udir).error();
     RXP_TRY(t_.AddFile(*udir, "ibdev", dev.name + "\n"));
     if (uv.abi_version) RXP_TRY(t_.AddFile(*udir, "abi_version", fmt::format("{}\n", *uv.abi_version)));
     RXP_TRY(t_.AddFile(*udir, "dev", uv.dev.ToString() + "\n"));
-    RXP_TRY(t_.Link(*udir, "subsystem", class_verbs_));
-    RXP_TRY(t_.Link(class_verbs_, uv.name, *udir));
     return Ok();
   }
 
   Result<void> AddNetdev(const Netdev& nd) {
     // register_netdevice() -> netdev_register_kobject(): /sys/class/net/<name>.
-    auto dir = ClassDeviceDir(nd.pci, "net", nd.name);
+    auto dir = ClassDevice(nd.pci, "net", nd.name, class_net_);
     if (!dir) return std::move(dir).error();
     RXP_TRY(AddAttrs(*dir, nd.attrs));
-    RXP_TRY(t_.Link(*dir, "subsystem", class_net_));
-    RXP_TRY(t_.Link(class_net_, nd.name, *dir));
     return Ok();
   }
 

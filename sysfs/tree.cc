@@ -47,17 +47,10 @@ std::string Tree::PathOf(NodeId id) const {
 
 std::optional<NodeId> Tree::Find(std::string_view rel) const {
   NodeId cur = kRoot;
-  size_t pos = 0;
-  while (pos < rel.size()) {
-    size_t slash = rel.find('/', pos);
-    std::string_view comp = rel.substr(pos, slash == std::string_view::npos ? rel.npos : slash - pos);
-    if (!comp.empty()) {
-      auto next = Child(cur, comp);
-      if (!next) return std::nullopt;
-      cur = *next;
-    }
-    if (slash == std::string_view::npos) break;
-    pos = slash + 1;
+  for (std::string_view comp : PathComponents(rel)) {
+    auto next = Child(cur, comp);
+    if (!next) return std::nullopt;
+    cur = *next;
   }
   return cur;
 }
@@ -92,23 +85,16 @@ Result<NodeId> Tree::Mkdir(NodeId parent, std::string_view name, uint16_t mode) 
 
 Result<NodeId> Tree::MkdirAll(std::string_view rel) {
   NodeId cur = kRoot;
-  size_t pos = 0;
-  while (pos < rel.size()) {
-    size_t slash = rel.find('/', pos);
-    std::string_view comp = rel.substr(pos, slash == std::string_view::npos ? rel.npos : slash - pos);
-    if (!comp.empty()) {
-      if (auto next = Child(cur, comp)) {
-        if (nodes_[*next].kind != NodeKind::kDir)
-          return Fail(ENOTDIR, "tree: {} is not a directory", PathOf(*next));
-        cur = *next;
-      } else {
-        auto made = Mkdir(cur, comp);
-        if (!made) return std::move(made).error();
-        cur = *made;
-      }
+  for (std::string_view comp : PathComponents(rel)) {
+    if (auto next = Child(cur, comp)) {
+      if (nodes_[*next].kind != NodeKind::kDir)
+        return Fail(ENOTDIR, "tree: {} is not a directory", PathOf(*next));
+      cur = *next;
+    } else {
+      auto made = Mkdir(cur, comp);
+      if (!made) return std::move(made).error();
+      cur = *made;
     }
-    if (slash == std::string_view::npos) break;
-    pos = slash + 1;
   }
   return cur;
 }

@@ -214,16 +214,20 @@ Result<std::string> VfsView::RealPath(std::string_view path) const {
   return rel.empty() ? std::string("/") : rel;
 }
 
-Result<FileKind> VfsView::Kind(std::string_view path, bool follow) const {
-  auto st = follow ? vfs_.Stat(Full(path)) : vfs_.Lstat(Full(path));
-  if (!st) return std::move(st).error();
-  switch (st->kind) {
+FileKind FileKindOf(NodeKind kind) {
+  switch (kind) {
     case NodeKind::kDir:
     case NodeKind::kPassthrough: return FileKind::kDir;
     case NodeKind::kFile: return FileKind::kFile;
     case NodeKind::kSymlink: return FileKind::kSymlink;
   }
   return FileKind::kOther;
+}
+
+Result<FileKind> VfsView::Kind(std::string_view path, bool follow) const {
+  auto st = follow ? vfs_.Stat(Full(path)) : vfs_.Lstat(Full(path));
+  if (!st) return std::move(st).error();
+  return FileKindOf(st->kind);
 }
 
 }  // namespace rxp::sysfs

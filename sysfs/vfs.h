@@ -74,6 +74,9 @@ class SysfsVfs {
   std::shared_ptr<const Tree> tree_;
 };
 
+// The FsView kind of a tree node (a passthrough point is a directory).
+FileKind FileKindOf(NodeKind kind);
+
 // FsView over a SysfsVfs: view path "/class/net" is VFS path "/sys/class/net".
 class VfsView : public FsView {
  public:

@@ -69,6 +69,13 @@ struct SelectFlags {
   }
 };
 
+// Loads a snapshot and applies the selection flags.
+Result<Snapshot> LoadSelected(const std::string& path, const SelectFlags& select) {
+  auto host = sysfs::LoadSnapshotFile(path);
+  if (!host) return std::move(host).error();
+  return select.Apply(*host);
+}
+
 void AddSnapshot(CLI::App* sysfs) {
   struct Flags {
     std::string root = "/sys", out;
@@ -117,9 +124,7 @@ void AddSelect(CLI::App* sysfs) {
   sub->add_option("-o,--output", f->out, "selected snapshot to write")->required();
   f->select.Add(sub);
   RegisterRunner(sub, [f] {
-    auto host = sysfs::LoadSnapshotFile(f->in);
-    if (!host) return Report("select", host.error());
-    auto selected = f->select.Apply(*host);
+    auto selected = LoadSelected(f->in, f->select);
     if (!selected) return Report("select", selected.error());
     auto saved = sysfs::SaveSnapshotFile(*selected, f->out);
     if (!saved) return Report("select", saved.error());
@@ -141,9 +146,7 @@ void AddRender(CLI::App* sysfs) {
   sub->add_option("--write-selected", f->selected_out, "also save the selected snapshot (with the uverbs mapping)");
   f->select.Add(sub);
   RegisterRunner(sub, [f] {
-    auto host = sysfs::LoadSnapshotFile(f->in);
-    if (!host) return Report("render", host.error());
-    auto selected = f->select.Apply(*host);
+    auto selected = LoadSelected(f->in, f->select);
     if (!selected) return Report("render", selected.error());
     auto tree = sysfs::Synthesize(*selected);
     if (!tree) return Report("render", tree.error());
@@ -171,9 +174,7 @@ void AddShow(CLI::App* sysfs) {
   sub->add_option("snapshot", f->in, "snapshot")->required();
   f->select.Add(sub);
   RegisterRunner(sub, [f] {
-    auto host = sysfs::LoadSnapshotFile(f->in);
-    if (!host) return Report("show", host.error());
-    auto selected = f->select.Apply(*host);
+    auto selected = LoadSelected(f->in, f->select);
     if (!selected) return Report("show", selected.error());
     fmt::print("{}", sysfs::FormatTopoMatrix(sysfs::BuildTopoMatrix(*selected)));
     if (selected->numa) {

@@ -223,6 +223,12 @@ Snapshot MiniHost() {
   return s;
 }
 
+std::vector<std::string> Bdfs(const Snapshot& snapshot) {
+  std::vector<std::string> out;
+  for (const auto& f : snapshot.pci_functions) out.push_back(f.bdf.ToString());
+  return out;
+}
+
 std::string FirstDifference(const std::string& a, const std::string& b) {
   size_t line = 1, i = 0;
   for (; i < a.size() && i < b.size() && a[i] == b[i]; ++i)

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "sysfs/snapshot_schema.h"
 
@@ -24,6 +25,9 @@ Snapshot MiniHost();
 // upstream -> two downstream ports -> {ConnectX NIC with one IB port (16-entry GID table),
 // its uverbs and IPoIB netdev; a GPU}; 16 slots per PCI domain, 2 NUMA nodes.
 Snapshot SyntheticHost(size_t devices);
+
+// The BDFs of a snapshot's PCI functions, in order.
+std::vector<std::string> Bdfs(const Snapshot& snapshot);
 
 // The first line where two texts differ, with its line number, for test failure messages.
 std::string FirstDifference(const std::string& a, const std::string& b);

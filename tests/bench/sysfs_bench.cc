@@ -25,6 +25,7 @@
 #include "sysfs/snapshot_io.h"
 #include "sysfs/synthesize.h"
 #include "sysfs/testing/hosts.h"
+#include "sysfs/testing/temp_dir.h"
 #include "sysfs/vfs.h"
 
 namespace {
@@ -41,32 +42,15 @@ double Median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-// Where to materialize: tmpfs if there is one (what a runtime would use for a sandbox's /sys).
-std::string ScratchBase(std::string* kind) {
-  std::string base = std::getenv("TMPDIR") ? std::getenv("TMPDIR") : (std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp");
-  struct statfs st {};
-  bool tmpfs = ::statfs(base.c_str(), &st) == 0 && st.f_type == 0x01021994;  // TMPFS_MAGIC
-  *kind = fmt::format("{} ({})", base, tmpfs ? "tmpfs" : "not tmpfs");
-  return base;
-}
+using Scratch = rxp::sysfs::testing::TempDir;  // tmpfs (/dev/shm) unless TMPDIR says otherwise
 
-struct Scratch {
-  explicit Scratch(const std::string& base) {
-    std::string tmpl = base + "/rxp-sysfs-bench-XXXXXX";
-    dir = ::mkdtemp(tmpl.data()) ? tmpl : "";
-  }
-  ~Scratch() { Clean(); }
-  void Clean() const {
-    std::error_code ec;
-    for (auto it = std::filesystem::recursive_directory_iterator(dir, ec);
-         !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec))
-      if (it->is_directory(ec) && !it->is_symlink(ec))
-        std::filesystem::permissions(it->path(), std::filesystem::perms::owner_all,
-                                     std::filesystem::perm_options::add, ec);
-    std::filesystem::remove_all(dir, ec);
-  }
-  std::string dir;
-};
+// What kind of filesystem the scratch directories are on (the figures depend on it).
+std::string ScratchKind() {
+  Scratch probe;
+  struct statfs st {};
+  bool tmpfs = ::statfs(probe.path().c_str(), &st) == 0 && st.f_type == 0x01021994;  // TMPFS_MAGIC
+  return fmt::format("{} ({})", std::filesystem::path(probe.path()).parent_path().string(), tmpfs ? "tmpfs" : "not tmpfs");
+}
 
 Tree MustSynthesize(const Snapshot& s) {
   auto t = rxp::sysfs::Synthesize(s);
@@ -78,16 +62,15 @@ Tree MustSynthesize(const Snapshot& s) {
 }
 
 // Synthesize (and optionally materialize) `s` `runs` times; returns per-run ms.
-std::pair<std::vector<double>, std::vector<double>> Measure(const Snapshot& s, int runs,
-                                                            const std::string& base, bool materialize) {
+std::pair<std::vector<double>, std::vector<double>> Measure(const Snapshot& s, int runs, bool materialize) {
   std::vector<double> synth, total;
   for (int i = 0; i < runs; ++i) {
-    Scratch out(base);
+    Scratch out;
     auto t0 = Clock::now();
     Tree tree = MustSynthesize(s);
     auto t1 = Clock::now();
     if (materialize) {
-      auto r = rxp::sysfs::Materialize(tree, out.dir + "/sys");
+      auto r = rxp::sysfs::Materialize(tree, out / "sys");
       if (!r) {
         fmt::print(stderr, "rxp_sysfs_bench: {}\n", r.error().ToString());
         std::exit(1);
@@ -109,13 +92,11 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "rxp_sysfs_bench: {}\n", dgx.error().ToString());
     return 1;
   }
-  std::string fs_kind;
-  std::string base = ScratchBase(&fs_kind);
-  fmt::print("rdmaproxy sysfs benchmark (materializing into {})\n\n", fs_kind);
+  fmt::print("rdmaproxy sysfs benchmark (materializing into {})\n\n", ScratchKind());
 
   // 1. The DGX fixture.
   size_t nodes = MustSynthesize(*dgx).size();
-  auto [synth, total] = Measure(*dgx, 15, base, true);
+  auto [synth, total] = Measure(*dgx, 15, true);
   double t = Median(total);
   fmt::print("DGX-H100 fixture ({} RDMA devices, {} PCI functions, {} tree nodes):\n",
              dgx->rdma_devices.size(), dgx->pci_functions.size(), nodes);
@@ -124,8 +105,8 @@ int main(int argc, char** argv) {
              *std::min_element(total.begin(), total.end()), t <= 20 ? "met" : "MISSED");
   // The floor this filesystem sets: one linkat per entry (materialize's cheapest operation).
   {
-    Scratch floor(base);
-    int dirfd = ::open(floor.dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    Scratch floor;
+    int dirfd = ::open(floor.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int f = ::openat(dirfd, "src", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0444);
     ::close(f);
     auto t0 = Clock::now();
@@ -142,7 +123,7 @@ int main(int argc, char** argv) {
   for (size_t n : {100u, 1000u, 10000u}) {
     Snapshot host = rxp::sysfs::testing::SyntheticHost(n);
     int runs = n >= 10000 ? 3 : 5;
-    auto [s_ms, unused] = Measure(host, runs, base, false);
+    auto [s_ms, unused] = Measure(host, runs, false);
     (void)unused;
     double ns_per_device = Median(s_ms) * 1e6 / static_cast<double>(n);
     if (n == 100) per100 = ns_per_device;
@@ -153,7 +134,7 @@ int main(int argc, char** argv) {
   }
   for (size_t n : {100u, 1000u}) {
     Snapshot host = rxp::sysfs::testing::SyntheticHost(n);
-    auto [unused, all] = Measure(host, n >= 1000 ? 1 : 3, base, true);
+    auto [unused, all] = Measure(host, n >= 1000 ? 1 : 3, true);
     (void)unused;
     fmt::print("  {:>6} devices: synthesize + materialize {:8.2f} ms = {:7.0f} ns/device\n", n, Median(all),
                Median(all) * 1e6 / static_cast<double>(n));
