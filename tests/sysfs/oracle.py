@@ -25,6 +25,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import xml.etree.ElementTree as ET
 
 
@@ -206,15 +207,15 @@ def hwloc(a):
     snap = load(os.path.join(a.work, "host.json"))
     # The sandbox's view: the rendered tree, plus what the policy passes through (the CPU
     # topology) from the host, plus the host's /proc.
-    view = os.path.join(a.work, "hwloc-view")
-    if os.path.exists(view):
-        shutil.rmtree(view)
+    # A directory of its own: selftest runs this check on damaged trees, possibly in parallel.
+    view = tempfile.mkdtemp(prefix="hwloc-view-", dir=a.work)
     shutil.copytree(rendered_dir(a), os.path.join(view, "sys"), symlinks=True)
     cpu = os.path.join(view, "sys", "devices", "system", "cpu")
     os.rmdir(cpu)
     shutil.copytree(os.path.join(a.work, "root", "sys", "devices", "system", "cpu"), cpu, symlinks=True)
     shutil.copytree(os.path.join(a.work, "root", "proc"), os.path.join(view, "proc"), symlinks=True)
     trees = {"source": lstopo(os.path.join(a.work, "root")), "rendered": lstopo(view)}
+    shutil.rmtree(view)
     wanted = [("pci", b) for b in gpus_and_nics(snap)]
     wanted += [("osdev", d["name"]) for d in snap["rdma_devices"] if d["pci"]]
     wanted += [("osdev", n["name"]) for n in snap["netdevs"] if n["pci"]]
