@@ -297,6 +297,10 @@ def cleanup(a):
         print("oracle: keeping %s" % a.work)
     elif os.path.exists(a.work):
         shutil.rmtree(a.work)
+        try:
+            os.rmdir(os.path.dirname(a.work))  # the per-build-tree directory, once empty
+        except OSError:
+            pass
 
 
 def main():
