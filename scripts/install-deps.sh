@@ -15,6 +15,7 @@ build_pkgs=(
 test_pkgs=(
   qemu-system-x86 busybox-static cpio kmod xz-utils
   ibverbs-utils perftest rdmacm-utils iproute2 hwloc
+  python3   # sysfs fixture generator and oracles (tests/data/sysfs, tests/sysfs)
   procps util-linux coreutils
 )
 

@@ -21,11 +21,13 @@ struct CommandFamily {
   void (*add)(CLI::App& app);
 };
 
-void AddAbiCommands(CLI::App& app);
+void AddAbiCommands(CLI::App& app);    // abi_commands.cc
+void AddSysfsCommands(CLI::App& app);  // sysfs_commands.cc
 
 // One line per family, in --help order.
 inline constexpr std::array kCommandFamilies = {
     CommandFamily{"abi", &AddAbiCommands},
+    CommandFamily{"sysfs", &AddSysfsCommands},
 };
 
 }  // namespace rxp::tools

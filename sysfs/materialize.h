@@ -1,0 +1,39 @@
+// Materialize: writes a synthesized tree into a directory a container can bind-mount on /sys
+// (and that SYSFS_PATH / HWLOC_FSROOT can point at).
+//
+// Safety: everything is created relative to directory fds (mkdirat, openat with O_CREAT |
+// O_EXCL | O_NOFOLLOW, symlinkat), the output directory itself is opened with O_NOFOLLOW, and
+// no link it creates is ever followed, so nothing is written outside the output directory,
+// whatever the snapshot said. An existing non-empty directory is refused unless
+// `replace_existing`, which first empties it without following links or crossing mounts.
+//
+// Files with identical content (most of a GID table) are hard links to one inode: linkat is
+// three times cheaper than creating and writing a file, and the tree is read-only anyway.
+//
+// What a directory cannot express: an attribute whose read fails with EINVAL is an empty
+// file (the snapshot reader reads an empty file back as EINVAL); a passthrough point is an
+// empty directory, a mount point for the host's own.
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "abi/result.h"
+#include "sysfs/tree.h"
+
+namespace rxp::sysfs {
+
+struct MaterializeOptions {
+  bool replace_existing = false;
+};
+
+struct MaterializeStats {
+  size_t dirs = 0;
+  size_t files = 0;
+  size_t links = 0;
+};
+
+Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_dir,
+                                     const MaterializeOptions& options = {});
+
+}  // namespace rxp::sysfs

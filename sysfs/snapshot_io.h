@@ -1,0 +1,16 @@
+// Snapshot files: load (size-capped, regular files only) and save (atomically, via rename).
+#pragma once
+
+#include <string>
+
+#include "abi/result.h"
+#include "sysfs/snapshot_schema.h"
+
+namespace rxp::sysfs {
+
+Result<Snapshot> LoadSnapshotFile(const std::string& path);
+// Writes `path` through a temporary file in the same directory and rename(2), so a reader
+// never sees half a snapshot.
+Result<void> SaveSnapshotFile(const Snapshot& snapshot, const std::string& path);
+
+}  // namespace rxp::sysfs

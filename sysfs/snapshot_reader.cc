@@ -1,0 +1,429 @@
+#include "sysfs/snapshot_reader.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "sysfs/names.h"
+
+namespace rxp::sysfs {
+namespace {
+
+constexpr size_t kAttrMax = Limits::kAttrBytes;
+
+class Reader {
+ public:
+  Reader(const FsView& sys, const ReadOptions& opts) : sys_(sys), opts_(opts) {}
+
+  Result<ReadResult> Run() {
+    RXP_TRY(ReadVerbsAbi());
+    RXP_TRY(ReadUverbsMap());
+    RXP_TRY(ReadRdmaDevices());
+    RXP_TRY(ReadNetdevs());
+    RXP_TRY(FindGpus());
+    RXP_TRY(ReadPciClosure());
+    RXP_TRY(ReadNuma());
+    ReadPeerMemory();
+    Canonicalize(&out_.snapshot);
+    if (auto v = Validate(out_.snapshot); !v)
+      return Fail(v.error().errnum, "the sysfs tree is inconsistent: {}", v.error().reason);
+    return std::move(out_);
+  }
+
+ private:
+  void Warn(std::string line) { out_.warnings.push_back(std::move(line)); }
+
+  // A NIC function: included, and its function 0 and PF with it (ReadPciClosure).
+  void WantNic(const std::optional<Bdf>& pci) {
+    if (!pci) return;
+    pci_wanted_.insert(*pci);
+    nic_functions_.insert(*pci);
+  }
+
+  // A kernel attribute: its text without the final newline; nullopt when the read fails with
+  // EINVAL (or, in a rendered tree, the file is empty: materialize's stand-in for EINVAL).
+  // ENOENT comes back as an error for the caller to treat as "absent".
+  Result<AttrValue> ReadAttr(const std::string& path) {
+    auto text = sys_.ReadFile(path, kAttrMax + 1);
+    if (!text) {
+      if (text.error().errnum == EINVAL) return AttrValue{};
+      return std::move(text).error();
+    }
+    if (text->size() > kAttrMax) return Fail(EFBIG, "{}: larger than an attribute can be", Quote(path));
+    if (text->empty()) return AttrValue{};
+    if (text->back() == '\n') text->pop_back();
+    return AttrValue{std::move(*text)};
+  }
+
+  // Reads the allowed attributes of `dir` that exist.
+  Attrs ReadAttrs(const std::string& dir, std::span<const std::string_view> names) {
+    Attrs attrs;
+    for (auto name : names) {
+      std::string path = dir + "/" + std::string(name);
+      auto v = ReadAttr(path);
+      if (v) {
+        attrs.emplace(std::string(name), std::move(*v));
+      } else if (v.error().errnum != ENOENT) {
+        Warn(fmt::format("skipped {}: {}", path, v.error().ToString()));
+      }
+    }
+    return attrs;
+  }
+
+  Result<std::vector<std::string>> ListIfPresent(const std::string& dir) {
+    auto names = sys_.ListDir(dir);
+    if (!names && names.error().errnum == ENOENT) return std::vector<std::string>{};
+    return names;
+  }
+
+  Result<void> ReadVerbsAbi() {
+    auto v = ReadAttr("/class/infiniband_verbs/abi_version");
+    if (!v) return v.error().errnum == ENOENT ? Ok() : Result<void>(std::move(v).error());
+    if (!*v) return Ok();
+    auto n = ParseDecimal("class/infiniband_verbs/abi_version", **v, 1000);
+    if (!n) return std::move(n).error();
+    out_.snapshot.verbs_abi_version = static_cast<uint32_t>(*n);
+    return Ok();
+  }
+
+  Result<void> ReadUverbsMap() {
+    auto names = ListIfPresent("/class/infiniband_verbs");
+    if (!names) return std::move(names).error();
+    for (const auto& name : *names) {
+      if (!UverbsIndex(name)) continue;  // abi_version and the like
+      std::string dir = "/class/infiniband_verbs/" + name;
+      auto ibdev = ReadAttr(dir + "/ibdev");
+      auto dev = ReadAttr(dir + "/dev");
+      if (!ibdev || !*ibdev || !dev || !*dev) {
+        Warn(fmt::format("skipped {}: no readable ibdev/dev", dir));
+        continue;
+      }
+      auto devnum = ParseDevNum(**dev);
+      if (!devnum) return Fail(EINVAL, "{}/dev: {}", dir, devnum.error().reason);
+      Uverbs uv{name, *devnum, std::nullopt, std::nullopt, std::nullopt};
+      if (auto abi = ReadAttr(dir + "/abi_version"); abi && *abi) {
+        auto n = ParseDecimal(dir + "/abi_version", **abi, 1000);
+        if (!n) return std::move(n).error();
+        uv.abi_version = static_cast<uint32_t>(*n);
+      }
+      uverbs_by_ibdev_.emplace(**ibdev, std::move(uv));
+    }
+    return Ok();
+  }
+
+  // Where a class device lives: under a PCI function (returns it) or in /devices/virtual.
+  Result<std::optional<Bdf>> ClassDeviceParent(std::string_view cls, const std::string& name) {
+    std::string link = fmt::format("/class/{}/{}", cls, name);
+    auto real = sys_.RealPath(link);
+    if (!real) return std::move(real).error();
+    std::string suffix = fmt::format("/{}/{}", cls, name);
+    if (!real->ends_with(suffix))
+      return Fail(EINVAL, "{} resolves to {}, not a {} class device", link, Quote(*real), cls);
+    std::string parent = real->substr(0, real->size() - suffix.size());
+    if (parent == "/devices/virtual") return std::optional<Bdf>{};
+    auto chain = ParsePciPath(parent);
+    if (!chain) return Fail(EINVAL, "{} lives at {}: neither virtual nor on a PCI function ({})", link,
+                            Quote(*real), chain.error().reason);
+    for (size_t i = 0; i < chain->size(); ++i)
+      chain_parent_[(*chain)[i]] = i == 0 ? std::nullopt : std::optional<Bdf>((*chain)[i - 1]);
+    return std::optional<Bdf>{chain->back()};
+  }
+
+  Result<Port> ReadPort(const std::string& dir, uint32_t number) {
+    Port port;
+    port.number = number;
+    port.attrs = ReadAttrs(dir, PortAttrNames());
+    auto gid_names = ListIfPresent(dir + "/gids");
+    if (!gid_names) return std::move(gid_names).error();
+    uint64_t len = 0;
+    for (const auto& g : *gid_names) {
+      auto idx = ParseDecimal(dir + "/gids", g, Limits::kGidTableLen - 1);
+      if (!idx) return std::move(idx).error();
+      len = std::max(len, *idx + 1);
+    }
+    if (len != gid_names->size())
+      return Fail(EINVAL, "{}/gids: {} entries but the highest index is {}", dir, gid_names->size(), len - 1);
+    port.gid_table_len = static_cast<uint32_t>(len);
+    bool has_attrs = sys_.Kind(dir + "/gid_attrs", true).ok();
+    for (uint32_t i = 0; i < port.gid_table_len; ++i) {
+      auto gid = ReadAttr(fmt::format("{}/gids/{}", dir, i));
+      if (!gid) return std::move(gid).error();
+      if (!*gid) continue;
+      Gid entry{i, **gid, "IB/RoCE v1", std::nullopt};
+      if (has_attrs) {
+        // Populated exactly when the type reads (show_port_gid_attr() fails on invalid entries).
+        auto type = ReadAttr(fmt::format("{}/gid_attrs/types/{}", dir, i));
+        if (!type) return std::move(type).error();
+        if (!*type) continue;
+        entry.type = **type;
+        auto ndev = ReadAttr(fmt::format("{}/gid_attrs/ndevs/{}", dir, i));
+        if (!ndev && ndev.error().errnum != ENOENT) return std::move(ndev).error();
+        if (ndev && *ndev) entry.ndev = **ndev;
+      } else if (entry.gid == "0000:0000:0000:0000:0000:0000:0000:0000") {
+        continue;  // pre-4.x kernels: no gid_attrs, an unpopulated entry is the zero GID
+      }
+      port.gids.push_back(std::move(entry));
+    }
+    auto pkey_names = ListIfPresent(dir + "/pkeys");
+    if (!pkey_names) return std::move(pkey_names).error();
+    if (pkey_names->size() > Limits::kPkeysPerPort) return Fail(E2BIG, "{}/pkeys: too many", dir);
+    for (size_t i = 0; i < pkey_names->size(); ++i) {
+      auto pkey = ReadAttr(fmt::format("{}/pkeys/{}", dir, i));
+      if (!pkey) return std::move(pkey).error();
+      port.pkeys.push_back(pkey->value_or("0x0000"));
+    }
+    return port;
+  }
+
+  Result<void> ReadRdmaDevices() {
+    auto names = ListIfPresent("/class/infiniband");
+    if (!names) return std::move(names).error();
+    std::vector<std::string> wanted = opts_.devices.value_or(*names);
+    for (const auto& name : wanted) {
+      if (std::find(names->begin(), names->end(), name) == names->end())
+        return Fail(ENOENT, "no RDMA device '{}' in /class/infiniband (have: {})", name,
+                    fmt::join(*names, ", "));
+      RXP_TRY(CheckIbdevName("RDMA device", name));
+      RdmaDevice dev;
+      dev.name = name;
+      auto pci = ClassDeviceParent("infiniband", name);
+      if (!pci) {
+        if (opts_.devices) return std::move(pci).error();
+        Warn(fmt::format("skipped RDMA device {}: {}", name, pci.error().reason));
+        continue;
+      }
+      dev.pci = *pci;
+      std::string dir = "/class/infiniband/" + name;
+      dev.attrs = ReadAttrs(dir, IbAttrNames());
+      auto ports = ListIfPresent(dir + "/ports");
+      if (!ports) return std::move(ports).error();
+      std::vector<uint32_t> numbers;
+      for (const auto& p : *ports) {
+        auto n = ParseDecimal(dir + "/ports", p, 255);
+        if (!n) return std::move(n).error();
+        numbers.push_back(static_cast<uint32_t>(*n));
+      }
+      std::sort(numbers.begin(), numbers.end());
+      for (uint32_t n : numbers) {
+        auto port = ReadPort(fmt::format("{}/ports/{}", dir, n), n);
+        if (!port) return std::move(port).error();
+        dev.ports.push_back(std::move(*port));
+      }
+      if (auto uv = uverbs_by_ibdev_.find(name); uv != uverbs_by_ibdev_.end()) dev.uverbs = uv->second;
+      WantNic(dev.pci);
+      out_.snapshot.rdma_devices.push_back(std::move(dev));
+    }
+    return Ok();
+  }
+
+  Result<void> ReadNetdevs() {
+    auto all = ListIfPresent("/class/net");
+    if (!all) return std::move(all).error();
+    std::set<std::string> candidates;
+    bool explicit_list = opts_.netdevs.has_value();
+    if (explicit_list) {
+      for (const auto& n : *opts_.netdevs) {
+        if (std::find(all->begin(), all->end(), n) == all->end())
+          return Fail(ENOENT, "no netdev '{}' in /class/net", n);
+        candidates.insert(n);
+      }
+    } else {
+      for (const auto& dev : out_.snapshot.rdma_devices) {
+        if (dev.pci) {
+          auto names = ListIfPresent(fmt::format("/bus/pci/devices/{}/net", dev.pci->ToString()));
+          if (!names) return std::move(names).error();
+          candidates.insert(names->begin(), names->end());
+        }
+        for (const auto& port : dev.ports)
+          for (const auto& gid : port.gids)
+            if (gid.ndev) candidates.insert(*gid.ndev);
+      }
+      if (!opts_.devices) {
+        for (const auto& n : *all) {
+          auto real = sys_.RealPath("/class/net/" + n);
+          if (real && real->starts_with("/devices/pci")) candidates.insert(n);
+        }
+      }
+    }
+    for (const auto& name : candidates) {
+      // A GID's ndev may be in another network namespace: not in this /sys.
+      if (std::find(all->begin(), all->end(), name) == all->end()) continue;
+      RXP_TRY(CheckNetdevName("netdev", name));
+      auto pci = ClassDeviceParent("net", name);
+      if (!pci) {
+        if (explicit_list) return std::move(pci).error();
+        Warn(fmt::format("skipped netdev {}: {}", name, pci.error().reason));
+        continue;
+      }
+      Netdev nd;
+      nd.name = name;
+      nd.pci = *pci;
+      nd.attrs = ReadAttrs("/class/net/" + name, NetAttrNames());
+      WantNic(nd.pci);
+      out_.snapshot.netdevs.push_back(std::move(nd));
+    }
+    return Ok();
+  }
+
+  Result<void> FindGpus() {
+    auto names = ListIfPresent("/bus/pci/devices");
+    if (!names) return std::move(names).error();
+    for (const auto& name : *names) {
+      auto bdf = TryParseBdf(name);
+      if (!bdf) continue;
+      auto cls = ReadAttr("/bus/pci/devices/" + name + "/class");
+      auto vendor = ReadAttr("/bus/pci/devices/" + name + "/vendor");
+      if (!cls || !*cls || !vendor || !*vendor) continue;
+      auto c = ParseHex("class", **cls, 0xffffff);
+      auto v = ParseHex("vendor", **vendor, 0xffff);
+      if (c && v && (IsGpuClass(static_cast<uint32_t>(*c)) ||
+                     IsNvSwitch(static_cast<uint32_t>(*c), static_cast<uint32_t>(*v))))
+        pci_wanted_.insert(*bdf);
+    }
+    return Ok();
+  }
+
+  // The canonical chain of `bdf`, learnt from the realpath of /bus/pci/devices/<bdf>.
+  Result<void> LearnChain(const Bdf& bdf) {
+    if (chain_parent_.count(bdf)) return Ok();
+    std::string link = "/bus/pci/devices/" + bdf.ToString();
+    auto real = sys_.RealPath(link);
+    if (!real) return Fail(real.error().errnum, "{}: {}", link, real.error().reason);
+    auto chain = ParsePciPath(*real);
+    if (!chain) return Fail(EINVAL, "{} -> {}: {}", link, Quote(*real), chain.error().reason);
+    if (chain->back() != bdf) return Fail(EINVAL, "{} resolves to another function {}", link, Quote(*real));
+    for (size_t i = 0; i < chain->size(); ++i)
+      chain_parent_[(*chain)[i]] = i == 0 ? std::nullopt : std::optional<Bdf>((*chain)[i - 1]);
+    return Ok();
+  }
+
+  Result<void> ReadPciClosure() {
+    // NCCL (ncclIbGetPciPath, NCCL_IB_MERGE_VFS) rewrites a NIC's path to function 0 and, for
+    // a VF, to its PF: both must exist in the tree.
+    std::set<Bdf> extra;
+    for (const Bdf& nic : nic_functions_) {
+      Bdf fn0 = nic;
+      fn0.fn = 0;
+      if (sys_.Kind("/bus/pci/devices/" + fn0.ToString(), true).ok()) extra.insert(fn0);
+      std::string physfn = fmt::format("/bus/pci/devices/{}/physfn", nic.ToString());
+      if (sys_.Kind(physfn, false).ok()) {
+        auto real = sys_.RealPath(physfn);
+        if (!real) return std::move(real).error();
+        auto chain = ParsePciPath(*real);
+        if (!chain) return Fail(EINVAL, "{} -> {}: {}", physfn, Quote(*real), chain.error().reason);
+        extra.insert(chain->back());
+      }
+    }
+    pci_wanted_.insert(extra.begin(), extra.end());
+    std::set<Bdf> all;
+    for (const Bdf& bdf : pci_wanted_) {
+      RXP_TRY(LearnChain(bdf));
+      for (std::optional<Bdf> cur = bdf; cur; cur = chain_parent_.at(*cur)) all.insert(*cur);
+    }
+    for (const Bdf& bdf : all) {
+      PciFunction fn;
+      fn.bdf = bdf;
+      fn.parent = chain_parent_.at(bdf);
+      std::string dir = "/bus/pci/devices/" + bdf.ToString();
+      fn.attrs = ReadAttrs(dir, PciAttrNames());
+      // The first 64 bytes are what an unprivileged read gets; enough for hwloc.
+      if (auto config = sys_.ReadFile(dir + "/config", 64); config && config->size() == 64) {
+        std::array<uint8_t, 64> bytes{};
+        std::copy(config->begin(), config->end(), bytes.begin());
+        fn.config = bytes;
+      }
+      if (auto driver = sys_.ReadLink(dir + "/driver")) {
+        std::string_view d = *driver;
+        fn.driver = std::string(d.substr(d.rfind('/') + 1));
+      }
+      if (sys_.Kind(dir + "/physfn", false).ok()) {
+        auto real = sys_.RealPath(dir + "/physfn");
+        if (!real) return std::move(real).error();
+        auto chain = ParsePciPath(*real);
+        if (!chain) return Fail(EINVAL, "{}/physfn: {}", dir, chain.error().reason);
+        if (all.count(chain->back())) fn.physfn = chain->back();
+      }
+      out_.snapshot.pci_functions.push_back(std::move(fn));
+    }
+    return Ok();
+  }
+
+  Result<void> ReadNuma() {
+    if (!sys_.Kind("/devices/system/node", true).ok()) return Ok();
+    Numa numa;
+    numa.attrs = ReadAttrs("/devices/system/node", NumaAttrNames());
+    auto names = sys_.ListDir("/devices/system/node");
+    if (!names) return std::move(names).error();
+    for (const auto& name : *names) {
+      if (!name.starts_with("node")) continue;
+      auto id = ParseDecimal("node", std::string_view(name).substr(4), Limits::kNumaNodes - 1);
+      if (!id) continue;  // "node" alone is not a node directory
+      std::string dir = "/devices/system/node/" + name;
+      NumaNode node;
+      node.id = static_cast<uint32_t>(*id);
+      for (auto [file, out] : {std::pair{"cpumap", &node.cpumap}, std::pair{"cpulist", &node.cpulist},
+                               std::pair{"distance", &node.distance}}) {
+        auto v = ReadAttr(dir + "/" + file);
+        if (!v) return Fail(v.error().errnum, "{}/{}: {}", dir, file, v.error().reason);
+        *out = v->value_or("");
+      }
+      numa.nodes.push_back(std::move(node));
+    }
+    out_.snapshot.numa = std::move(numa);
+    return Ok();
+  }
+
+  void ReadPeerMemory() {
+    PeerMemory& pm = out_.snapshot.peer_memory;
+    for (auto [path, out] : {std::pair{"/module/nvidia_peermem/version", &pm.nvidia_peermem},
+                             std::pair{"/kernel/mm/memory_peers/nv_mem/version", &pm.nv_mem},
+                             std::pair{"/kernel/mm/memory_peers/nv_mem_nc/version", &pm.nv_mem_nc}}) {
+      auto v = ReadAttr(path);
+      if (v && *v) *out = **v;
+    }
+  }
+
+  const FsView& sys_;
+  const ReadOptions& opts_;
+  ReadResult out_;
+  std::map<std::string, Uverbs> uverbs_by_ibdev_;
+  std::set<Bdf> pci_wanted_;     // functions to include (with their ancestors)
+  std::set<Bdf> nic_functions_;  // functions of RDMA devices and netdevs
+  std::map<Bdf, std::optional<Bdf>> chain_parent_;
+};
+
+}  // namespace
+
+Result<std::vector<Bdf>> ParsePciPath(std::string_view real) {
+  // /devices/pciDDDD:BB/<bdf>/<bdf>... (pci_create_root_bus(), then device_add() per level).
+  constexpr std::string_view kDevices = "/devices/";
+  if (!real.starts_with(kDevices)) return Fail(EINVAL, "not below /devices");
+  std::string_view rest = real.substr(kDevices.size());
+  size_t slash = rest.find('/');
+  std::string_view root = rest.substr(0, slash);
+  if (!root.starts_with("pci") || !IsBdf(std::string(root.substr(3)) + ":00.0"))
+    return Fail(EINVAL, "{} is not a PCI root complex (pciDDDD:BB)", Quote(root));
+  std::vector<Bdf> chain;
+  while (slash != std::string_view::npos) {
+    rest = rest.substr(slash + 1);
+    slash = rest.find('/');
+    std::string_view comp = rest.substr(0, slash);
+    auto bdf = ParseBdf(comp);
+    if (!bdf) return Fail(EINVAL, "component {} below {} is not a PCI function (VMD/Hyper-V layouts are unsupported)",
+                          Quote(comp), root);
+    chain.push_back(*bdf);
+  }
+  if (chain.empty()) return Fail(EINVAL, "{} is a root complex, not a function", Quote(real));
+  if (chain.front().RootName() != root)
+    return Fail(EINVAL, "{} sits below {}, which owns another bus", chain.front().ToString(), root);
+  return chain;
+}
+
+Result<ReadResult> ReadSnapshot(const FsView& sys, const ReadOptions& options) {
+  return Reader(sys, options).Run();
+}
+
+}  // namespace rxp::sysfs

@@ -1,0 +1,116 @@
+#include "sysfs/snapshot_reader.h"
+
+#include <sys/stat.h>
+
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include "sysfs/disk_fs.h"
+#include "sysfs/materialize.h"
+#include "sysfs/synthesize.h"
+#include "sysfs/testing/hosts.h"
+#include "sysfs/testing/temp_dir.h"
+#include "sysfs/vfs.h"
+
+namespace rxp::sysfs {
+namespace {
+
+using testing::Bdfs;
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+struct MiniView {
+  MiniView() : vfs(std::make_shared<const Tree>(Synthesize(testing::MiniHost()).value())), view(vfs) {}
+  SysfsVfs vfs;
+  VfsView view;
+};
+
+TEST_CASE("Reading a synthesized tree gives back the snapshot (in memory)") {
+  MiniView m;
+  auto back = ReadSnapshot(m.view);
+  REQUIRE(back.ok());
+  Snapshot host = testing::MiniHost();
+  host.comment.reset();
+  INFO(testing::FirstDifference(SerializeSnapshot(back->snapshot), SerializeSnapshot(host)));
+  CHECK(SerializeSnapshot(back->snapshot) == SerializeSnapshot(host));
+}
+
+TEST_CASE("Selecting devices keeps one NIC with its ancestry, its netdevs and every GPU") {
+  MiniView m;
+  ReadOptions opts;
+  opts.devices = std::vector<std::string>{"mlx5_2"};
+  auto r = ReadSnapshot(m.view, opts);
+  REQUIRE(r.ok());
+  const Snapshot& s = r->snapshot;
+  REQUIRE(s.rdma_devices.size() == 1);
+  CHECK(s.rdma_devices[0].name == "mlx5_2");
+  std::vector<std::string> netdevs;
+  for (const auto& n : s.netdevs) netdevs.push_back(n.name);
+  CHECK(netdevs == std::vector<std::string>{"ens1f1np1"});
+  // mlx5_2 is function 1: function 0 comes along (NCCL merges onto it); GPUs always do.
+  CHECK(Bdfs(s) == std::vector<std::string>{"0000:00:01.0", "0000:01:00.0", "0000:02:01.0",
+                                            "0000:04:00.0", "0000:80:01.0", "0000:80:02.0",
+                                            "0000:81:00.0", "0000:81:00.1", "0000:82:00.0"});
+  CHECK_FALSE(s.FindPci(ParseBdf("0000:03:00.0").value()));
+}
+
+TEST_CASE("Names the caller asked for must exist") {
+  MiniView m;
+  ReadOptions opts;
+  opts.devices = std::vector<std::string>{"mlx5_9"};
+  auto r = ReadSnapshot(m.view, opts);
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.error().errnum == ENOENT);
+  CHECK_THAT(r.error().reason, Catch::Contains("no RDMA device 'mlx5_9'") && Catch::Contains("mlx5_0, mlx5_1"));
+  ReadOptions nets;
+  nets.netdevs = std::vector<std::string>{"eth7"};
+  CHECK(ReadSnapshot(m.view, nets).error().reason.find("no netdev 'eth7'") != std::string::npos);
+}
+
+TEST_CASE("PCI paths must be plain root-complex chains") {
+  CHECK(ParsePciPath("/devices/pci0000:00/0000:00:01.0/0000:01:00.0").value().size() == 2);
+  CHECK_THAT(ParsePciPath("/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0").error().reason,
+             Catch::Contains("VMD"));
+  CHECK_FALSE(ParsePciPath("/devices/virtual/net/lo").ok());
+  CHECK_FALSE(ParsePciPath("/devices/pci0000:00").ok());
+  CHECK_FALSE(ParsePciPath("/devices/pci0000:00/0000:17:00.0").ok());  // bus 17 is not root bus 00
+}
+
+TEST_CASE("A hostile tree on disk cannot lead the reader outside it") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  // Plant: an absolute link to the host's /etc, a ".." escape, a FIFO attribute.
+  fs::create_directory_symlink("/etc", tmp / "sys/class/infiniband/evil");
+  fs::create_directory_symlink("../../../../../../../../etc", tmp / "sys/class/net/evil0");
+  std::string fifo_dir = tmp / "sys/class/infiniband/mlx5_0";
+  fs::permissions(fifo_dir, fs::perms::owner_all, fs::perm_options::add);
+  REQUIRE(::mkfifo((fifo_dir + "/board_id2").c_str(), 0644) == 0);
+  fs::remove(fifo_dir + "/hw_rev");
+  REQUIRE(::mkfifo((fifo_dir + "/hw_rev").c_str(), 0644) == 0);
+
+  auto disk = DiskFs::Open(tmp / "sys");
+  REQUIRE(disk.ok());
+  // Confined: "/etc" resolves to <root>/etc, which does not exist.
+  CHECK(disk->RealPath("/class/infiniband/evil").error().errnum == ENOENT);
+  CHECK(disk->RealPath("/class/net/evil0").error().errnum == ENOENT);
+  auto r = ReadSnapshot(*disk);
+  REQUIRE(r.ok());  // the bad entries are skipped with a warning, not followed
+  std::string warnings;
+  for (const auto& w : r->warnings) warnings += w + "\n";
+  CHECK_THAT(warnings, Catch::Contains("skipped RDMA device evil"));
+  CHECK_THAT(warnings, Catch::Contains("hw_rev") && Catch::Contains("not a regular file"));
+  CHECK_FALSE(r->snapshot.FindRdma("evil"));
+  CHECK(r->snapshot.FindRdma("mlx5_0")->attrs.count("hw_rev") == 0);
+
+  // Asked for by name, the same entry is an error.
+  ReadOptions opts;
+  opts.devices = std::vector<std::string>{"evil"};
+  CHECK_FALSE(ReadSnapshot(*disk, opts).ok());
+}
+
+}  // namespace
+}  // namespace rxp::sysfs

@@ -1,0 +1,169 @@
+// The host snapshot: what of a host's /sys a sandbox needs to see, as versioned JSON.
+//
+// A snapshot is taken on the host (snapshot_reader.h), filtered for one sandbox (select.h),
+// turned into a tree (synthesize.h) and served or materialized. The JSON form is documented
+// field by field in docs/sysfs.md; this header is its single source of truth in code.
+//
+// Loading is strict: wrong types, unknown fields or versions, unsafe names, absurd sizes,
+// dangling references and PCI parent cycles are refused with a one-line reason, so that every
+// later stage may assume a well-formed snapshot.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "abi/result.h"
+#include "sysfs/names.h"
+
+namespace rxp::sysfs {
+
+inline constexpr std::string_view kSchemaName = "rdmaproxy-sysfs-snapshot";
+inline constexpr int kSchemaVersion = 1;
+
+// An attribute file's content without its final newline; nullopt when the kernel fails the
+// read with EINVAL (a down link's netdev `speed`, an unpopulated GID's `gid_attrs/types/N`).
+// JSON: a string, or null.
+using AttrValue = std::optional<std::string>;
+using Attrs = std::map<std::string, AttrValue, std::less<>>;
+
+// One PCI function and its place in the hierarchy: /sys/devices/pciDDDD:BB/<parents...>/<bdf>.
+struct PciFunction {
+  Bdf bdf;
+  std::optional<Bdf> parent;  // the bridge it sits under; none: directly on a root bus
+  Attrs attrs;                // PciAttrNames(); `class` is required
+  // The first 64 bytes of `config` (what an unprivileged read returns): hwloc takes bridge
+  // bus ranges and the header type from it. Synthesized from the attributes when absent.
+  std::optional<std::array<uint8_t, 64>> config;
+  std::optional<std::string> driver;  // basename of the `driver` link ("mlx5_core")
+  std::optional<Bdf> physfn;          // for an SR-IOV VF: its PF (`physfn` link)
+};
+
+// A populated GID table entry. Unpopulated entries (index < gid_table_len, not listed) read
+// as the zero GID, and their gid_attrs/{types,ndevs} fail with EINVAL, as in the kernel.
+struct Gid {
+  uint32_t index = 0;
+  std::string gid;                  // "fe80:0000:0000:0000:b83f:d203:00a1:b2c4"
+  std::string type;                 // gid_attrs/types: "IB/RoCE v1" or "RoCE v2"
+  std::optional<std::string> ndev;  // gid_attrs/ndevs; none (EINVAL) on IB ports
+};
+
+struct Port {
+  uint32_t number = 1;
+  Attrs attrs;  // PortAttrNames()
+  uint32_t gid_table_len = 0;
+  std::vector<Gid> gids;            // sorted by index
+  std::vector<std::string> pkeys;   // pkeys/0..N-1 in order ("0xffff")
+};
+
+// The uverbs character device of an RDMA device (/sys/class/infiniband_verbs/uverbsN).
+struct Uverbs {
+  std::string name;  // as the sandbox sees it: "uverbs0"
+  DevNum dev;        // `dev`: must equal st_rdev of the sandbox's /dev/infiniband/<name>
+  std::optional<uint32_t> abi_version;
+  // Set by renumbering (select.h): the host device behind `name`, for the harness to open.
+  std::optional<std::string> host_name;
+  std::optional<DevNum> host_dev;
+};
+
+struct RdmaDevice {
+  std::string name;          // "mlx5_0"
+  std::optional<Bdf> pci;    // none: a virtual device (rxe, siw) under /sys/devices/virtual
+  Attrs attrs;               // IbAttrNames()
+  std::vector<Port> ports;   // sorted by number
+  std::optional<Uverbs> uverbs;
+};
+
+struct Netdev {
+  std::string name;
+  std::optional<Bdf> pci;  // none: /sys/devices/virtual/net/<name> (bond, veth, vlan)
+  Attrs attrs;             // NetAttrNames()
+};
+
+struct NumaNode {
+  uint32_t id = 0;
+  std::string cpumap;    // "%*pb" mask, as NCCL's ncclStrToCpuset parses it
+  std::string cpulist;
+  std::string distance;  // "10 21"
+};
+
+struct Numa {
+  Attrs attrs;  // NumaAttrNames(): online, possible, has_cpu, ...
+  std::vector<NumaNode> nodes;  // sorted by id
+};
+
+// nvidia-peermem markers, present only when the host has them (NCCL gdr.cc checks them with
+// access(F_OK) to decide on legacy GPUDirect RDMA). Values are the `version` files' content.
+struct PeerMemory {
+  std::optional<std::string> nvidia_peermem;  // /sys/module/nvidia_peermem/version
+  std::optional<std::string> nv_mem;          // /sys/kernel/mm/memory_peers/nv_mem/version
+  std::optional<std::string> nv_mem_nc;       // /sys/kernel/mm/memory_peers/nv_mem_nc/version
+  bool operator==(const PeerMemory&) const = default;
+};
+
+struct Snapshot {
+  std::optional<std::string> comment;        // free text (fixture provenance); not rendered
+  std::optional<uint32_t> verbs_abi_version; // /sys/class/infiniband_verbs/abi_version
+  std::vector<PciFunction> pci_functions;    // sorted by BDF
+  std::vector<RdmaDevice> rdma_devices;      // sorted by name
+  std::vector<Netdev> netdevs;               // sorted by name
+  std::optional<Numa> numa;                  // none: no /sys/devices/system/node on the host
+  PeerMemory peer_memory;
+
+  const PciFunction* FindPci(const Bdf& bdf) const;
+  const RdmaDevice* FindRdma(std::string_view name) const;
+  const Netdev* FindNetdev(std::string_view name) const;
+};
+
+// The attribute files each kind of object may carry (and the reader collects).
+std::span<const std::string_view> PciAttrNames();
+std::span<const std::string_view> IbAttrNames();
+std::span<const std::string_view> PortAttrNames();
+std::span<const std::string_view> NetAttrNames();
+std::span<const std::string_view> NumaAttrNames();
+
+// Upper bounds that make a snapshot "absurd"; generous for real hosts, small enough that a
+// hostile snapshot cannot make the synthesizer allocate without limit.
+struct Limits {
+  static constexpr size_t kJsonBytes = 64u << 20;
+  static constexpr int kJsonDepth = 16;
+  static constexpr size_t kPciFunctions = 1u << 17;
+  static constexpr size_t kRdmaDevices = 1u << 14;
+  static constexpr size_t kNetdevs = 1u << 16;
+  static constexpr size_t kPortsPerDevice = 256;
+  static constexpr uint32_t kGidTableLen = 1u << 16;
+  static constexpr size_t kGidEntriesTotal = 1u << 22;  // sum of gid_table_len over all ports
+  static constexpr size_t kPkeysPerPort = 1u << 16;
+  static constexpr size_t kPkeysTotal = 1u << 22;
+  static constexpr size_t kNumaNodes = 1024;  // MAX_NUMNODES
+  static constexpr size_t kAttrBytes = 4096;  // PAGE_SIZE: a sysfs attribute's maximum
+  static constexpr size_t kPciDepth = 32;     // bridges between a root bus and a function
+};
+
+// Sorts every list into the canonical order the Snapshot comments promise.
+void Canonicalize(Snapshot* snapshot);
+
+// Checks everything a later stage relies on (see the header comment).
+Result<void> Validate(const Snapshot& snapshot);
+
+// JSON text -> validated snapshot. Never throws, whatever the input.
+Result<Snapshot> ParseSnapshot(std::string_view json_text);
+// Snapshot -> JSON text (stable field order, 2-space indent, trailing newline).
+std::string SerializeSnapshot(const Snapshot& snapshot);
+
+// Helpers shared by the stages that interpret attributes.
+std::optional<uint32_t> PciClass(const PciFunction& fn);  // `class` >> 0 (24 bits)
+bool IsBridgeClass(uint32_t pci_class);                    // 0x0604xx PCI-to-PCI bridge
+bool IsGpuClass(uint32_t pci_class);                       // 0x0300xx VGA, 0x0302xx 3D
+// An NVSwitch: class 0x0680xx ("other bridge") from NVIDIA. The class alone also matches
+// chipset functions (PIIX4 ACPI, PMCs), which a sandbox has no use for.
+bool IsNvSwitch(uint32_t pci_class, uint32_t vendor);
+bool IsNicClass(uint32_t pci_class);                       // 0x02xxxx network
+std::optional<int> NumaNodeOf(const PciFunction& fn);      // `numa_node`, -1 when unknown
+
+}  // namespace rxp::sysfs

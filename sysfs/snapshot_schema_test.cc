@@ -1,0 +1,184 @@
+#include "sysfs/snapshot_schema.h"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include <random>
+#include <string>
+
+#include "sysfs/testing/hosts.h"
+
+namespace rxp::sysfs {
+namespace {
+
+using Json = nlohmann::json;
+
+TEST_CASE("A snapshot survives serialize -> parse unchanged") {
+  Snapshot host = testing::MiniHost();
+  REQUIRE(Validate(host).ok());
+  std::string text = SerializeSnapshot(host);
+  auto parsed = ParseSnapshot(text);
+  REQUIRE(parsed.ok());
+  CHECK(SerializeSnapshot(*parsed) == text);
+  CHECK(parsed->FindPci(ParseBdf("0000:81:00.2").value())->physfn == ParseBdf("0000:81:00.0").value());
+  CHECK(parsed->FindRdma("rxe0")->uverbs->abi_version == 2u);
+  CHECK(parsed->peer_memory.nvidia_peermem == "1.1");
+}
+
+TEST_CASE("Parsing canonicalizes the order of lists") {
+  Json j = Json::parse(SerializeSnapshot(testing::MiniHost()));
+  std::reverse(j["pci_functions"].begin(), j["pci_functions"].end());
+  std::reverse(j["rdma_devices"].begin(), j["rdma_devices"].end());
+  auto parsed = ParseSnapshot(j.dump());
+  REQUIRE(parsed.ok());
+  CHECK(SerializeSnapshot(*parsed) == SerializeSnapshot(testing::MiniHost()));
+}
+
+// Each row: a JSON pointer, the value put there (or erased when null_erases), and a fragment
+// of the expected one-line reason.
+struct Mutation {
+  const char* pointer;
+  Json value;
+  const char* reason;
+};
+
+TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
+  const Json base = Json::parse(SerializeSnapshot(testing::MiniHost()));
+  const Mutation cases[] = {
+      {"/schema", "something-else", "field 'schema' must be"},
+      {"/version", 2, "schema version 2 is not supported"},
+      {"/version", "1", "field 'version' must be an integer"},
+      {"/surprise", 1, "unknown field 'surprise'"},
+      {"/pci_functions", Json::object(), "expected an array"},
+      {"/pci_functions/0/bdf", 17, "bdf: expected a string, got number"},
+      {"/pci_functions/0/bdf", "0000:00:01.0/../..", "is not a PCI address"},
+      {"/pci_functions/0/bdf", "10000:e0:06.0", "wider than 16 bits"},
+      {"/pci_functions/1/bdf", "0000:00:01.0", "duplicate BDF 0000:00:01.0"},
+      {"/pci_functions/1/parent", "0000:77:00.0", "parent 0000:77:00.0 is not in pci_functions"},
+      {"/pci_functions/0/parent", "0000:02:00.0", "loops"},
+      {"/pci_functions/5/parent", "0000:03:00.0", "is not a PCI-to-PCI bridge"},
+      {"/pci_functions/0/attrs/class", nullptr, "missing or malformed 'class'"},
+      {"/pci_functions/0/attrs/rm_rf", "x", "attribute 'rm_rf' is not one the schema knows"},
+      {"/pci_functions/0/attrs/vendor", std::string(5000, 'x'), "exceeds 4096"},
+      {"/pci_functions/0/attrs/numa_node", "7", "numa_node 7 is not in numa.nodes"},
+      {"/pci_functions/0/attrs/numa_node", "zero", "is not an integer >= -1"},
+      {"/pci_functions/0/attrs/local_cpulist", "4-7", "local_cpus and local_cpulist disagree"},
+      {"/pci_functions/0/config", "00ff", "expected 128 hex digits"},
+      {"/pci_functions/0/driver", "../../../etc", "contains '/'"},
+      {"/pci_functions/9/physfn", "0000:81:00.7", "physfn 0000:81:00.7 is not in pci_functions"},
+      {"/rdma_devices/0/name", "../../x", "contains '/'"},
+      {"/rdma_devices/0/name", "..", "is not allowed"},
+      {"/rdma_devices/0/pci", "0000:99:00.0", "pci 0000:99:00.0 is not in pci_functions"},
+      {"/rdma_devices/0/ports/0/gid_table_len", 70000, "exceeds 65536"},
+      {"/rdma_devices/0/ports/0/gid_table_len", -1, "expected a non-negative integer"},
+      {"/rdma_devices/0/ports/0/gids/0/index", 4000, "outside gid_table_len 128"},
+      {"/rdma_devices/0/ports/0/gids/0/index", 70000, "exceeds 65535"},
+      {"/rdma_devices/0/ports/0/gids/0/gid", "fe80::1", "is not a GID"},
+      {"/rdma_devices/0/ports/0/gids/0/type", "RoCE v3", "is not 'IB/RoCE v1' or 'RoCE v2'"},
+      {"/rdma_devices/0/ports/0/gids/0/ndev", "a/b", "contains '/'"},
+      {"/rdma_devices/0/ports/0/pkeys/0", "ffff", "expected 0x-prefixed hex"},
+      {"/rdma_devices/0/uverbs/name", "uverbs0/../../x", "contains '/'"},
+      {"/rdma_devices/0/uverbs/name", "uverbs1", "is used by two devices"},
+      {"/rdma_devices/0/uverbs/dev", "231", "major:minor"},
+      {"/rdma_devices/0/uverbs/host_name", "uverbs7", "host_name and host_dev come together"},
+      {"/netdevs/0/name", "eth0:1", "contains ':'"},
+      {"/netdevs/0/pci", "0000:55:00.0", "is not in pci_functions"},
+      {"/numa/nodes/0/cpumap", "zz", "is not a hex number"},
+      {"/numa/nodes/0/cpulist", "0-2", "disagree"},
+      {"/numa/nodes/1/id", 0, "duplicate NUMA node id 0"},
+      {"/numa/nodes/0/distance", "10 x", "is not a number"},
+      {"/peer_memory/nvidia_peermem", 1, "expected a string"},
+  };
+  for (const auto& c : cases) {
+    Json j = base;
+    j[Json::json_pointer(c.pointer)] = c.value;
+    auto r = ParseSnapshot(j.dump());
+    INFO(c.pointer << " = " << c.value.dump().substr(0, 60));
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().reason, Catch::Contains(c.reason));
+    CHECK(r.error().reason.starts_with("snapshot: "));
+    CHECK(r.error().reason.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("A bridge's config space must agree with the bus its children are on") {
+  Json j = Json::parse(SerializeSnapshot(testing::MiniHost()));
+  // 0000:02:00.0 hosts bus 03; claim bus 05 in its config (byte 0x19 = hex chars 50..51).
+  std::string cfg = j["pci_functions"][2]["config"];
+  cfg.replace(0x19 * 2, 2, "05");
+  j["pci_functions"][2]["config"] = cfg;
+  auto r = ParseSnapshot(j.dump());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().reason, Catch::Contains("children are on bus 03"));
+}
+
+TEST_CASE("A bus belongs to one bridge") {
+  Json j = Json::parse(SerializeSnapshot(testing::MiniHost()));
+  // Move the GPU 0000:04:00.0 under the NIC's downstream port, whose bus is 03.
+  j["pci_functions"][5]["parent"] = "0000:02:00.0";
+  auto r = ParseSnapshot(j.dump());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().reason, Catch::Contains("a bridge has one secondary bus"));
+  // Two bridges claiming one bus: the GPU below root port 80:02.0 renamed onto bus 81, which
+  // belongs to root port 80:01.0.
+  Json k = Json::parse(SerializeSnapshot(testing::MiniHost()));
+  REQUIRE(k["pci_functions"][11]["bdf"] == "0000:82:00.0");
+  k["pci_functions"][11]["bdf"] = "0000:81:01.0";
+  auto r2 = ParseSnapshot(k.dump());
+  REQUIRE_FALSE(r2.ok());
+  CHECK_THAT(r2.error().reason, Catch::Contains("a bus belongs to one bridge"));
+}
+
+TEST_CASE("Absurd sizes and nesting are refused before any allocation they ask for") {
+  CHECK_FALSE(ParseSnapshot(std::string(100000, '[')).ok());
+  auto deep = ParseSnapshot(std::string(20, '[') + std::string(20, ']'));
+  REQUIRE_FALSE(deep.ok());
+  CHECK_THAT(deep.error().reason, Catch::Contains("nested deeper"));
+  // Total GID entries over all ports are bounded even when each port is within its limit.
+  Json j = Json::parse(SerializeSnapshot(testing::MiniHost()));
+  Json port = j["rdma_devices"][0]["ports"][0];
+  port["gid_table_len"] = 65536;
+  port["gids"] = Json::array();
+  Json ports = Json::array();
+  for (int p = 0; p < 70; ++p) {
+    port["port"] = p + 1;
+    ports.push_back(port);
+  }
+  j["rdma_devices"][0]["ports"] = ports;
+  auto r = ParseSnapshot(j.dump());
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().reason, Catch::Contains("GID table entries in all"));
+}
+
+TEST_CASE("The loader never crashes on corrupted input") {
+  // A deterministic fuzz pass (the libFuzzer target in tests/fuzz does the open-ended one).
+  const std::string base = SerializeSnapshot(testing::MiniHost());
+  std::mt19937 rng(12345);
+  size_t accepted = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string t = base;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t pos = rng() % t.size();
+      switch (rng() % 4) {
+        case 0: t[pos] = static_cast<char>(rng() % 256); break;
+        case 1: t.erase(pos, 1 + rng() % 16); break;
+        case 2: t.insert(pos, std::string(1 + rng() % 3, "{}[]\",:0a-/."[rng() % 12])); break;
+        default: t.resize(pos); break;
+      }
+      if (t.empty()) t = "{";
+    }
+    auto r = ParseSnapshot(t);
+    if (r.ok()) {
+      ++accepted;
+      // Whatever is accepted must serialize to something that parses to the same thing.
+      CHECK(SerializeSnapshot(*ParseSnapshot(SerializeSnapshot(*r))) == SerializeSnapshot(*r));
+    } else {
+      CHECK_FALSE(r.error().reason.empty());
+    }
+  }
+  CHECK(accepted < 3000);
+}
+
+}  // namespace
+}  // namespace rxp::sysfs
