@@ -69,7 +69,8 @@ constexpr Field kCreateSrqRespFields[] = {F(mlx5_ib_create_srq_resp, srqn, kHex3
 // mlx5_ib_create_qp is read four ways (hw/mlx5/qp.c create_qp, create_user_qp,
 // create_raw_packet_qp, create_dct, create_xrc_tgt_qp):
 //  - plain QPs pin buf_addr and db_addr; the union at offset 40 is unused (0);
-//  - RAW_PACKET QPs and QPs with IB_QP_CREATE_SOURCE_QPN also pin sq_buf_addr;
+//  - RAW_PACKET QPs and QPs with IB_QP_CREATE_SOURCE_QPN (an IPoIB underlay UD QP: the
+//    EX_CREATE_QP flag, or QP.CREATE's SOURCE_QPN attribute) also pin sq_buf_addr;
 //  - DCTs (flags & MLX5_QP_FLAG_TYPE_DCT) pin nothing; offset 40 is the DC access key;
 //  - XRC_TGT QPs pin nothing;
 // and QPs with an RWQ indirection table (RSS) carry mlx5_ib_create_qp_rss instead.
@@ -260,9 +261,9 @@ const Layout* SelectMlx5CreateQp(const PayloadContext& c) {
   if (c.qp_type == IB_UVERBS_QPT_DRIVER && (flags & MLX5_QP_FLAG_TYPE_DCT) != 0)
     return &kCreateQpDct;
   if (c.qp_type == IB_UVERBS_QPT_XRC_TGT) return &kCreateQpNoBuf;
-  constexpr uint32_t kSourceQpn = 1u << 10;  // IB_QP_CREATE_SOURCE_QPN (ib_verbs.h)
-  if (c.qp_type == IB_UVERBS_QPT_RAW_PACKET || (c.create_flags & kSourceQpn) != 0)
-    return &kCreateQpRaw;
+  // create_user_qp(): `init_attr->qp_type == IB_QPT_RAW_PACKET || qp->flags &
+  // IB_QP_CREATE_SOURCE_QPN` -> create_raw_packet_qp(), which pins sq_buf_addr too.
+  if (c.qp_type == IB_UVERBS_QPT_RAW_PACKET || c.has_source_qpn) return &kCreateQpRaw;
   return &kCreateQpReq;
 }
 

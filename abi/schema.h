@@ -113,6 +113,9 @@ struct PayloadContext {
   uint32_t qp_type = 0;          // QP creation: enum ib_uverbs_qp_type
   uint32_t create_flags = 0;     // QP creation: enum ib_uverbs_qp_create_flags
   bool has_rwq_ind_table = false;
+  // QP creation: IB_QP_CREATE_SOURCE_QPN -- a create flag in EX_CREATE_QP, the presence of the
+  // SOURCE_QPN attribute in QP.CREATE (which rdma-core sends instead of the flag).
+  bool has_source_qpn = false;
   std::span<const std::byte> driver_in;  // the driver request itself
 };
 
