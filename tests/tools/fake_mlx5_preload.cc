@@ -79,6 +79,10 @@ constexpr uint32_t kLogMaxSrqSz = 15;
 constexpr uint32_t kMaxWqeSzSq = 1024, kMaxWqeSzRq = 512;
 constexpr uint32_t kMaxSge = 30, kMaxSrqSge = 31;
 constexpr uint32_t kDumpFillMkey = 0x100;
+constexpr uint64_t kMemicSize = 128 * 1024;  // MLX5_CAP64_DEV_MEM(memic_bar_size)
+// enum ib_odp_general_cap_bits / ib_odp_transport_cap_bits (ib_verbs.h).
+constexpr uint64_t kOdpSupport = 1;
+constexpr uint32_t kOdpSend = 1, kOdpRecv = 2, kOdpWrite = 4, kOdpRead = 8;
 // The port's GIDs: the link-local and an IPv4-mapped one, each as RoCE v1 and v2, on netdev
 // ifindex 2 (the GID cache of a RoCE port: roce_gid_mgmt.c).
 struct FakeGid {
@@ -163,7 +167,10 @@ struct Obj {
   bool raw_rss = false; // QP created on an RWQ indirection table
   bool dct = false;     // QP: an mlx5 DC target (MLX5_QP_FLAG_TYPE_DCT)
   bool underlay = false;  // QP: IB_QP_CREATE_SOURCE_QPN (an IPoIB underlay UD QP)
-  uint64_t length = 0;  // MR: its length
+  uint64_t length = 0;  // MR, DM: its length
+  bool odp = false;     // MR: IB_ACCESS_ON_DEMAND
+  bool bound = false;   // COUNTERS: bound to a flow (mlx5_ib_flow_counters_set_data)
+  uint32_t max_index = 0;  // COUNTERS: cntrs_max_index of the bound description
 };
 
 // One open of /dev/infiniband/uverbs0 (struct ib_uverbs_file); dup()ed fds share it.
@@ -237,7 +244,7 @@ bool Pinnable(uint64_t addr) {
 
 // --- the ioctl framework (uverbs_ioctl.c) ---------------------------------------------------
 
-enum class AT : uint8_t { kPtrIn, kPtrOut, kIdr, kFd, kRawFd };
+enum class AT : uint8_t { kPtrIn, kPtrOut, kEnumIn, kIdr, kFd, kRawFd };
 enum class Acc : uint8_t { kNone, kRead, kNew, kDestroy };
 
 // struct uverbs_attr_spec, as the kernel's DECLARE_UVERBS_NAMED_METHOD declares it.
@@ -634,7 +641,12 @@ int WExQueryDevice(WCall& c) {
   resp.tm_caps.max_num_tags = 0;
   resp.cq_moderation_caps.max_cq_moderation_count = 0xffff;
   resp.cq_moderation_caps.max_cq_moderation_period = 4095;
-  resp.max_dm_size = 0;
+  // ODP (mlx5_ib_query_device: odp_caps from the HCA's ODP capabilities) and MEMIC
+  // (max_dm_size = memic_bar_size).
+  resp.odp_caps.general_caps = kOdpSupport;
+  resp.odp_caps.per_transport_caps.rc_odp_caps = kOdpSend | kOdpRecv | kOdpWrite | kOdpRead;
+  resp.odp_caps.per_transport_caps.ud_odp_caps = kOdpSend;
+  resp.max_dm_size = kMemicSize;
   resp.response_length = static_cast<uint32_t>(std::min(c.core.outlen, sizeof(resp)));
   return Response(c, &resp, sizeof(resp));
 }
@@ -700,7 +712,8 @@ int WRegMr(WCall& c) {
   Obj* pd = nullptr;
   if (int e = Lookup(*c.file, cmd.pd_handle, UVERBS_OBJECT_PD, pd)) return e;
   if (!Pinnable(cmd.start)) return -EFAULT;
-  Obj o{.type = UVERBS_OBJECT_MR, .num = NewMkey(), .length = cmd.length};
+  Obj o{.type = UVERBS_OBJECT_MR, .num = NewMkey(), .length = cmd.length,
+        .odp = (cmd.access_flags & IB_UVERBS_ACCESS_ON_DEMAND) != 0};
   ib_uverbs_reg_mr_resp resp{};
   resp.lkey = o.num;
   resp.rkey = o.num;
@@ -1481,6 +1494,122 @@ int WAttachMcast(WCall& c) {
   return Lookup(*c.file, cmd.qp_handle, UVERBS_OBJECT_QP, qp);
 }
 
+// ib_uverbs_ex_create_flow (uverbs_cmd.c: uverbs_request_start/next/finish, then one
+// kern_spec_to_ib_spec per spec) + mlx5_ib_create_flow's udata (hw/mlx5/fs.c) and
+// mlx5_ib_flow_counters_set_data (hw/mlx5/counters.c).
+int WExCreateFlow(WCall& c) {
+  ib_uverbs_create_flow cmd{};
+  if (c.core.inlen < sizeof(cmd)) return -ENOSPC;
+  if (!ReadSelf(c.core.in, sizeof(cmd), &cmd)) return -EFAULT;
+  if (cmd.comp_mask != 0) return -EINVAL;
+  if (geteuid() != 0) return -EPERM;  // capable(CAP_NET_RAW)
+  constexpr uint32_t kDontTrap = 1u << 1, kFlagsReserved = 1u << 3;  // enum ib_flow_flags
+  const ib_uverbs_flow_attr& fa = cmd.flow_attr;
+  if (fa.flags >= kFlagsReserved) return -EINVAL;
+  constexpr uint32_t kAllDefault = 1, kMcDefault = 2;  // enum ib_flow_attr_type
+  if ((fa.flags & kDontTrap) != 0 && (fa.type == kAllDefault || fa.type == kMcDefault))
+    return -EINVAL;
+  constexpr uint32_t kSupportLayers = 10;  // IB_FLOW_SPEC_SUPPORT_LAYERS
+  if (fa.num_of_specs > kSupportLayers) return -EINVAL;
+  // sizeof(struct ib_uverbs_flow_spec) (core/uverbs.h): the union of every spec.
+  constexpr size_t kSpecSize =
+      std::max({sizeof(ib_uverbs_flow_spec_eth), sizeof(ib_uverbs_flow_spec_ipv4),
+                sizeof(ib_uverbs_flow_spec_esp), sizeof(ib_uverbs_flow_spec_tcp_udp),
+                sizeof(ib_uverbs_flow_spec_ipv6), sizeof(ib_uverbs_flow_spec_action_tag),
+                sizeof(ib_uverbs_flow_spec_action_drop),
+                sizeof(ib_uverbs_flow_spec_action_handle),
+                sizeof(ib_uverbs_flow_spec_action_count)});
+  if (fa.size > fa.num_of_specs * kSpecSize) return -EINVAL;
+  if (fa.reserved[0] != 0 || fa.reserved[1] != 0) return -EINVAL;
+  std::vector<std::byte> specs(fa.num_of_specs != 0 ? fa.size : 0);
+  if (c.core.inlen - sizeof(cmd) < specs.size()) return -ENOSPC;  // uverbs_request_next
+  if (!ReadSelf(c.core.in + sizeof(cmd), specs.size(), specs.data())) return -EFAULT;
+  const size_t used = sizeof(cmd) + specs.size();
+  Udata rest{c.core.in + used, c.core.inlen - used, 0, 0};
+  if (!UdataCleared(rest, 0, rest.inlen)) return -EOPNOTSUPP;  // uverbs_request_finish
+  if (fa.port != 1) return -EINVAL;
+  Obj* qp = nullptr;
+  if (int e = Lookup(*c.file, cmd.qp_handle, UVERBS_OBJECT_QP, qp)) return e;
+  if (qp->qp_type != IB_UVERBS_QPT_UD && qp->qp_type != IB_UVERBS_QPT_RAW_PACKET)
+    return -EINVAL;
+  Obj* counters = nullptr;
+  size_t left = specs.size(), at = 0;
+  uint32_t i = 0;
+  for (; i < fa.num_of_specs && left >= sizeof(ib_uverbs_flow_spec_hdr); ++i) {
+    ib_uverbs_flow_spec_hdr h{};
+    std::memcpy(&h, specs.data() + at, sizeof(h));
+    if (left < h.size) break;
+    if (h.reserved != 0) return -EINVAL;  // kern_spec_to_ib_spec
+    constexpr uint32_t kActionTag = 0x1000, kActionDrop = 0x1001, kActionCount = 0x1003;
+    if (h.type == kActionCount) {
+      if (h.size != sizeof(ib_uverbs_flow_spec_action_count)) return -EINVAL;
+      ib_uverbs_flow_spec_action_count a{};
+      std::memcpy(&a, specs.data() + at, sizeof(a));
+      if (int e = Lookup(*c.file, a.handle, UVERBS_OBJECT_COUNTERS, counters)) return e;
+    } else if (h.type == kActionTag) {
+      if (h.size != sizeof(ib_uverbs_flow_spec_action_tag)) return -EINVAL;
+    } else if (h.type == kActionDrop) {
+      if (h.size != sizeof(ib_uverbs_flow_spec_action_drop)) return -EINVAL;
+    } else {
+      // A filter: value and mask of (size - header) / 2 bytes each, 4-byte aligned.
+      const size_t filter = (h.size - sizeof(h)) / 2;
+      if (h.size <= sizeof(h) || filter % 4 != 0) return -EINVAL;
+      constexpr uint32_t kInner = 0x100;
+      switch (h.type & ~kInner) {
+        case 0x20: case 0x30: case 0x31: case 0x40: case 0x41: case 0x50:  // ETH..VXLAN
+          break;
+        default:
+          return -EINVAL;
+      }
+    }
+    left -= h.size;
+    at += h.size;
+  }
+  if (left != 0 || i != fa.num_of_specs) return -EINVAL;
+  // mlx5_ib_create_flow: the udata, at least {ncounters_data, reserved}.
+  if (c.driver.inlen != 0) {
+    constexpr size_t kMin = OFE(mlx5_ib_create_flow, reserved);
+    if (c.driver.inlen < kMin) return -EOPNOTSUPP;
+    mlx5_ib_create_flow hdr{};
+    if (int e = CopyFromUdata(&hdr, c.driver, kMin)) return e;
+    if (hdr.ncounters_data > 1) return -EINVAL;
+    const size_t required = kMin + sizeof(mlx5_ib_flow_counters_data) * hdr.ncounters_data;
+    if (c.driver.inlen > required &&
+        !UdataCleared(c.driver, required, c.driver.inlen - required))
+      return -EOPNOTSUPP;
+    if (hdr.ncounters_data == 1) {
+      mlx5_ib_flow_counters_data d{};
+      if (int e = CopyFromUdata(&d, Udata{c.driver.in + kMin, sizeof(d), 0, 0}, sizeof(d)))
+        return e;
+      if (counters == nullptr) return -EINVAL;
+      constexpr uint32_t kMaxCounters = 0xffff / 8;  // MAX_COUNTERS_NUM
+      if (d.ncounters > kMaxCounters) return -EINVAL;
+      std::vector<mlx5_ib_flow_counters_desc> desc(d.ncounters);
+      if (!ReadSelf(d.counters_data, desc.size() * sizeof(desc[0]), desc.data())) return -EFAULT;
+      if (counters->max_index != 0) return -EINVAL;  // already bound
+      for (const auto& x : desc) {
+        if (x.description > 1) return -EINVAL;  // IB_COUNTER_BYTES
+        counters->max_index = std::max(counters->max_index, x.index + 1);
+      }
+    }
+  }
+  if (counters != nullptr) {
+    if (counters->max_index == 0) return -EINVAL;  // not bound yet, no description given
+    counters->bound = true;
+  }
+  Obj flow{.type = UVERBS_OBJECT_FLOW};
+  ib_uverbs_create_flow_resp resp{};
+  resp.flow_handle = AllocHandle(*c.file, flow);
+  return Response(c, &resp, sizeof(resp));
+}
+
+int WExDestroyFlow(WCall& c) {
+  ib_uverbs_destroy_flow cmd;
+  if (int e = Request(c, cmd)) return e;
+  if (cmd.comp_mask != 0) return -EINVAL;
+  return DestroyByHandle(c, &ib_uverbs_destroy_flow::flow_handle, UVERBS_OBJECT_FLOW);
+}
+
 #define W(c) IB_USER_VERBS_CMD_##c
 #define WX(c) (IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_##c)
 // uverbs_def_write_intf[] (uverbs_cmd.c): UAPI_DEF_WRITE_{I,IO,UDATA_IO}: sizeof(req/resp);
@@ -1550,6 +1679,9 @@ const KWrite kWrites[] = {
     {WX(DESTROY_RWQ_IND_TBL), SZ(ib_uverbs_ex_destroy_rwq_ind_table), 0, false, false,
      WExDestroyRwqIndTbl},
     {WX(MODIFY_CQ), SZ(ib_uverbs_ex_modify_cq), 0, false, false, WExModifyCq},
+    {WX(CREATE_FLOW), OFE(ib_uverbs_create_flow, flow_attr),
+     OFE(ib_uverbs_create_flow_resp, flow_handle), false, false, WExCreateFlow},
+    {WX(DESTROY_FLOW), SZ(ib_uverbs_destroy_flow), 0, false, false, WExDestroyFlow},
 };
 #undef W
 #undef WX
@@ -1896,10 +2028,171 @@ int HMlx5QueryPort(Bundle& b) {  // MLX5_IB_METHOD_QUERY_PORT (hw/mlx5/std_types
   return b.CopyToStructOrZero(MLX5_IB_ATTR_QUERY_PORT, &q, sizeof(q));
 }
 
+// --- device memory, ODP advice, dma-buf MRs, counters, mlx5 steering ------------------------
+
+// UVERBS_METHOD_DM_ALLOC + mlx5_ib_alloc_dm (hw/mlx5/dm.c: handle_alloc_dm_memic): MEMIC only.
+int HDmAlloc(Bundle& b) {
+  uint64_t length = 0, type = MLX5_IB_UAPI_DM_TYPE_MEMIC;
+  uint32_t alignment = 0;
+  if (int e = b.CopyFrom(UVERBS_ATTR_ALLOC_DM_LENGTH, &length, 8)) return e;
+  if (int e = b.CopyFrom(UVERBS_ATTR_ALLOC_DM_ALIGNMENT, &alignment, 4)) return e;
+  if (b.Has(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE))  // uverbs_get_const_default(..., MEMIC)
+    if (int e = b.Const(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, type)) return e;
+  if (type != MLX5_IB_UAPI_DM_TYPE_MEMIC) return -EOPNOTSUPP;  // no SW ICM on this device
+  constexpr uint64_t kMemicBase = 64;  // MLX5_MEMIC_BASE_SIZE
+  const uint64_t size = (length + kMemicBase - 1) / kMemicBase * kMemicBase;
+  if (size == 0 || size > kMemicSize) return -ENOMEM;  // mlx5_cmd_alloc_memic
+  const uint64_t dev_addr = 0x1000 + 0x40;  // the MEMIC BAR address the firmware gave
+  const uint16_t page_idx = static_cast<uint16_t>(b.file->next_uar_page++ & 0xffff);
+  const uint64_t start_offset = dev_addr & (kPage - 1);
+  Obj& o = b.file->idr[b.NewId(UVERBS_ATTR_ALLOC_DM_HANDLE)];
+  o.length = length;
+  o.num = page_idx;
+  if (b.Has(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX))
+    if (int e = b.CopyTo(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, &page_idx, 2)) return e;
+  return b.CopyTo(MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, &start_offset, 8);
+}
+
+// MLX5_IB_METHOD_DM_QUERY (hw/mlx5/dm.c): what ibv_import_dm() learns of a MEMIC DM.
+int HDmQuery(Bundle& b) {
+  const Obj* dm = b.ObjOf(MLX5_IB_ATTR_QUERY_DM_REQ_HANDLE);
+  const uint64_t start_offset = 0x40;
+  const uint16_t page_idx = static_cast<uint16_t>(dm->num);
+  if (int e = b.CopyTo(MLX5_IB_ATTR_QUERY_DM_RESP_START_OFFSET, &start_offset, 8)) return e;
+  if (int e = b.CopyTo(MLX5_IB_ATTR_QUERY_DM_RESP_PAGE_INDEX, &page_idx, 2)) return e;
+  return b.CopyTo(MLX5_IB_ATTR_QUERY_DM_RESP_LENGTH, &dm->length, 8);
+}
+
+// UVERBS_METHOD_DM_MR_REG + mlx5_ib_reg_dm_mr (MLX5_IB_DM_MEMIC_ALLOWED_ACCESS).
+int HDmMrReg(Bundle& b) {
+  const Obj* dm = b.ObjOf(UVERBS_ATTR_REG_DM_MR_DM_HANDLE);
+  uint64_t offset = 0, length = 0, access = 0;
+  if (int e = b.CopyFrom(UVERBS_ATTR_REG_DM_MR_OFFSET, &offset, 8)) return e;
+  if (int e = b.CopyFrom(UVERBS_ATTR_REG_DM_MR_LENGTH, &length, 8)) return e;
+  constexpr uint64_t kAccessSupported = 0x3fffffff;  // IB_ACCESS_SUPPORTED
+  if (int e = b.Flags(UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, kAccessSupported, access)) return e;
+  if ((access & IB_UVERBS_ACCESS_ZERO_BASED) == 0) return -EINVAL;
+  if (int e = CheckAccess(static_cast<uint32_t>(access))) return e;
+  if (offset > dm->length || length > dm->length || length > dm->length - offset) return -EINVAL;
+  constexpr uint64_t kMemicAllowed = IB_UVERBS_ACCESS_LOCAL_WRITE |
+                                     IB_UVERBS_ACCESS_REMOTE_WRITE |
+                                     IB_UVERBS_ACCESS_REMOTE_READ |
+                                     IB_UVERBS_ACCESS_REMOTE_ATOMIC | IB_UVERBS_ACCESS_ZERO_BASED;
+  if ((access & ~kMemicAllowed) != 0) return -EINVAL;
+  Obj& o = b.file->idr[b.NewId(UVERBS_ATTR_REG_DM_MR_HANDLE)];
+  o.num = NewMkey();
+  o.length = length;
+  if (int e = b.CopyTo(UVERBS_ATTR_REG_DM_MR_RESP_LKEY, &o.num, 4)) return e;
+  return b.CopyTo(UVERBS_ATTR_REG_DM_MR_RESP_RKEY, &o.num, 4);
+}
+
+// UVERBS_METHOD_ADVISE_MR + mlx5_ib_advise_mr (hw/mlx5/odp.c): prefetch of ODP MRs only.
+int HAdviseMr(Bundle& b) {
+  uint64_t advice = 0, flags = 0;
+  if (int e = b.Const(UVERBS_ATTR_ADVISE_MR_ADVICE, advice)) return e;
+  if (int e = b.Flags(UVERBS_ATTR_ADVISE_MR_FLAGS, IB_UVERBS_ADVISE_MR_FLAG_FLUSH, flags))
+    return e;
+  const PAttr* list = b.Get(UVERBS_ATTR_ADVISE_MR_SGE_LIST);
+  if (list->u.len % sizeof(ib_uverbs_sge) != 0) return -EINVAL;  // ..._get_array_size
+  if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+      advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+      advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+    return -EOPNOTSUPP;
+  std::vector<ib_uverbs_sge> sges(list->u.len / sizeof(ib_uverbs_sge));
+  if (!ReadSelf(list->u.data, list->u.len, sges.data())) return -EFAULT;
+  for (const auto& sge : sges) {  // get_prefetchable_mr(): an ODP MR of this lkey
+    bool found = false;
+    for (const auto& [h, o] : b.file->idr)
+      found = found || (o.type == UVERBS_OBJECT_MR && o.num == sge.lkey && o.odp);
+    if (!found) return -ENOENT;
+  }
+  return 0;
+}
+
+// UVERBS_METHOD_REG_DMABUF_MR + mlx5_ib_reg_user_mr_dmabuf. Stand-in: the kernel
+// dma_buf_get()s the fd (-EBADF unless it is a dma-buf); this fake takes any open fd.
+int HRegDmabufMr(Bundle& b) {
+  uint64_t offset = 0, length = 0, iova = 0, access = 0;
+  uint32_t fd = 0;
+  if (int e = b.CopyFrom(UVERBS_ATTR_REG_DMABUF_MR_OFFSET, &offset, 8)) return e;
+  if (int e = b.CopyFrom(UVERBS_ATTR_REG_DMABUF_MR_LENGTH, &length, 8)) return e;
+  if (int e = b.CopyFrom(UVERBS_ATTR_REG_DMABUF_MR_IOVA, &iova, 8)) return e;
+  if (int e = b.CopyFrom(UVERBS_ATTR_REG_DMABUF_MR_FD, &fd, 4)) return e;
+  constexpr uint64_t kAllowed = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_REMOTE_READ |
+                                IB_UVERBS_ACCESS_REMOTE_WRITE |
+                                IB_UVERBS_ACCESS_REMOTE_ATOMIC |
+                                IB_UVERBS_ACCESS_RELAXED_ORDERING;
+  if (int e = b.Flags(UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS, kAllowed, access)) return e;
+  if (int e = CheckAccess(static_cast<uint32_t>(access))) return e;
+  if ((offset + length) < offset || (iova & (kPage - 1)) != (offset & (kPage - 1)))
+    return -EINVAL;
+  if (syscall(SYS_fcntl, static_cast<int>(fd), F_GETFD) < 0) return -EBADF;
+  Obj& o = b.file->idr[b.NewId(UVERBS_ATTR_REG_DMABUF_MR_HANDLE)];
+  o.num = NewMkey();
+  o.length = length;
+  if (int e = b.CopyTo(UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, &o.num, 4)) return e;
+  return b.CopyTo(UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, &o.num, 4);
+}
+
+int HCountersCreate(Bundle&) { return 0; }  // mlx5_ib_create_counters: nothing to check
+
+// UVERBS_METHOD_COUNTERS_READ + mlx5_ib_read_counters (hw/mlx5/counters.c).
+int HCountersRead(Bundle& b) {
+  const Obj* counters = b.ObjOf(UVERBS_ATTR_READ_COUNTERS_HANDLE);
+  uint64_t flags = 0;
+  if (int e = b.Flags(UVERBS_ATTR_READ_COUNTERS_FLAGS, IB_UVERBS_READ_COUNTERS_PREFER_CACHED,
+                      flags))
+    return e;
+  const PAttr* buf = b.Get(UVERBS_ATTR_READ_COUNTERS_BUFF);
+  const size_t n = buf->u.len / sizeof(uint64_t);
+  if (!counters->bound || counters->max_index > n) return -EINVAL;
+  std::vector<uint64_t> values(n);
+  for (size_t i = 0; i < counters->max_index; ++i) values[i] = 42 * (i + 1);
+  return b.CopyTo(UVERBS_ATTR_READ_COUNTERS_BUFF, values.data(), values.size() * 8);
+}
+
+// MLX5_IB_METHOD_FLOW_MATCHER_CREATE (hw/mlx5/fs.c): the ENUM_IN flow type selects its
+// element spec (NORMAL: a u16 priority; the others: no data).
+int HFlowMatcherCreate(Bundle& b) {
+  const PAttr* type = b.Get(MLX5_IB_ATTR_FLOW_MATCHER_FLOW_TYPE);
+  uint64_t flags = 0, ft_type = MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_RX;
+  if (int e = b.Flags(MLX5_IB_ATTR_FLOW_MATCHER_FLOW_FLAGS, 1u << 2, flags)) return e;  // EGRESS
+  if (b.Has(MLX5_IB_ATTR_FLOW_MATCHER_FT_TYPE))
+    if (int e = b.Const(MLX5_IB_ATTR_FLOW_MATCHER_FT_TYPE, ft_type)) return e;
+  if (ft_type != MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_RX &&
+      ft_type != MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_TX)
+    return -EINVAL;
+  Obj& o = b.file->idr[b.NewId(MLX5_IB_ATTR_FLOW_MATCHER_CREATE_HANDLE)];
+  o.num = type->u.attr_data.enum_data.elem_id;
+  return 0;
+}
+
+// MLX5_IB_METHOD_CREATE_FLOW (hw/mlx5/fs.c): one destination (a QP or DEVX object, or none
+// with the DROP / DEFAULT_MISS flags).
+int HMlx5CreateFlow(Bundle& b) {
+  if (geteuid() != 0) return -EPERM;  // capable(CAP_NET_RAW)
+  const bool dest_qp = b.Has(MLX5_IB_ATTR_CREATE_FLOW_DEST_QP);
+  const bool dest_devx = b.Has(MLX5_IB_ATTR_CREATE_FLOW_DEST_DEVX);
+  uint64_t flags = 0;
+  if (int e = b.Flags(MLX5_IB_ATTR_CREATE_FLOW_FLAGS,
+                      MLX5_IB_ATTR_CREATE_FLOW_FLAGS_DEFAULT_MISS |
+                          MLX5_IB_ATTR_CREATE_FLOW_FLAGS_DROP,
+                      flags))
+    return e;
+  if (dest_qp && dest_devx) return -EINVAL;
+  if (dest_qp) {
+    const Obj* qp = b.ObjOf(MLX5_IB_ATTR_CREATE_FLOW_DEST_QP);
+    if (qp->qp_type != IB_UVERBS_QPT_RAW_PACKET) return -EINVAL;  // a TIR destination
+  }
+  b.file->idr[b.NewId(MLX5_IB_ATTR_CREATE_FLOW_HANDLE)].num = 1;
+  return 0;
+}
+
 // --- the ioctl method table (the kernel's DECLARE_UVERBS_NAMED_METHOD specs) ----------------
 
 // Newer than the installed (6.1) headers: include/uapi/rdma/mlx5_user_ioctl_cmds.h of 6.12.
 constexpr uint16_t kMlx5AttrCreateCqUarIndex = (1u << UVERBS_ID_NS_SHIFT) + 2;
+constexpr uint16_t kMlx5AttrRegDmabufMrAccessFlags = 1u << UVERBS_ID_NS_SHIFT;
 constexpr uint16_t kQpCap = SZ(ib_uverbs_qp_cap);
 constexpr uint16_t kQpCapMin = OFE(ib_uverbs_qp_cap, max_inline_data);
 
@@ -2068,6 +2361,102 @@ constexpr KAttr kAMlx5QueryPort[] = {
           SZ(mlx5_ib_uapi_query_port), kMand),
 };
 
+constexpr KAttr kADmAlloc[] = {
+    Idr(UVERBS_ATTR_ALLOC_DM_HANDLE, UVERBS_OBJECT_DM, Acc::kNew, kMand),
+    PIn(UVERBS_ATTR_ALLOC_DM_LENGTH, 8, kMand),
+    PIn(UVERBS_ATTR_ALLOC_DM_ALIGNMENT, 4, kMand),
+    // hw/mlx5/dm.c: ADD_UVERBS_ATTRIBUTES_SIMPLE(mlx5_ib_dm, UVERBS_OBJECT_DM, DM_ALLOC, ...)
+    POut(MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, 8, kMand),
+    POut(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, 2, kOpt),
+    CIn(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, kOpt),
+};
+constexpr KAttr kADmFree[] = {
+    Idr(UVERBS_ATTR_FREE_DM_HANDLE, UVERBS_OBJECT_DM, Acc::kDestroy, kMand),
+};
+constexpr KAttr kADmQuery[] = {
+    Idr(MLX5_IB_ATTR_QUERY_DM_REQ_HANDLE, UVERBS_OBJECT_DM, Acc::kRead, kMand),
+    POut(MLX5_IB_ATTR_QUERY_DM_RESP_START_OFFSET, 8, kMand),
+    POut(MLX5_IB_ATTR_QUERY_DM_RESP_PAGE_INDEX, 2, kMand),
+    POut(MLX5_IB_ATTR_QUERY_DM_RESP_LENGTH, 8, kMand),
+};
+constexpr KAttr kADmMrReg[] = {
+    Idr(UVERBS_ATTR_REG_DM_MR_HANDLE, UVERBS_OBJECT_MR, Acc::kNew, kMand),
+    PIn(UVERBS_ATTR_REG_DM_MR_OFFSET, 8, kMand),
+    PIn(UVERBS_ATTR_REG_DM_MR_LENGTH, 8, kMand),
+    Idr(UVERBS_ATTR_REG_DM_MR_PD_HANDLE, UVERBS_OBJECT_PD, Acc::kRead, kMand),
+    FIn(UVERBS_ATTR_REG_DM_MR_ACCESS_FLAGS, kOpt),
+    Idr(UVERBS_ATTR_REG_DM_MR_DM_HANDLE, UVERBS_OBJECT_DM, Acc::kRead, kMand),
+    POut(UVERBS_ATTR_REG_DM_MR_RESP_LKEY, 4, kMand),
+    POut(UVERBS_ATTR_REG_DM_MR_RESP_RKEY, 4, kMand),
+};
+constexpr KAttr kAAdviseMr[] = {
+    Idr(UVERBS_ATTR_ADVISE_MR_PD_HANDLE, UVERBS_OBJECT_PD, Acc::kRead, kMand),
+    CIn(UVERBS_ATTR_ADVISE_MR_ADVICE, kMand),
+    FIn(UVERBS_ATTR_ADVISE_MR_FLAGS, kMand),
+    PInMin(UVERBS_ATTR_ADVISE_MR_SGE_LIST, SZ(ib_uverbs_sge), kMand),
+};
+constexpr KAttr kARegDmabufMr[] = {
+    Idr(UVERBS_ATTR_REG_DMABUF_MR_HANDLE, UVERBS_OBJECT_MR, Acc::kNew, kMand),
+    Idr(UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE, UVERBS_OBJECT_PD, Acc::kRead, kMand),
+    PIn(UVERBS_ATTR_REG_DMABUF_MR_OFFSET, 8, kMand),
+    PIn(UVERBS_ATTR_REG_DMABUF_MR_LENGTH, 8, kMand),
+    PIn(UVERBS_ATTR_REG_DMABUF_MR_IOVA, 8, kMand),
+    PIn(UVERBS_ATTR_REG_DMABUF_MR_FD, 4, kMand),
+    FIn(UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS, kOpt),
+    POut(UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, 4, kMand),
+    POut(UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, 4, kMand),
+    // hw/mlx5/mr.c (6.12): ADD_UVERBS_ATTRIBUTES_SIMPLE(mlx5_ib_reg_dmabuf_mr, ...)
+    FIn(kMlx5AttrRegDmabufMrAccessFlags, kOpt),
+};
+constexpr KAttr kACountersCreate[] = {
+    Idr(UVERBS_ATTR_CREATE_COUNTERS_HANDLE, UVERBS_OBJECT_COUNTERS, Acc::kNew, kMand),
+};
+constexpr KAttr kACountersDestroy[] = {
+    Idr(UVERBS_ATTR_DESTROY_COUNTERS_HANDLE, UVERBS_OBJECT_COUNTERS, Acc::kDestroy, kMand),
+};
+constexpr KAttr kACountersRead[] = {
+    Idr(UVERBS_ATTR_READ_COUNTERS_HANDLE, UVERBS_OBJECT_COUNTERS, Acc::kRead, kMand),
+    POutMin(UVERBS_ATTR_READ_COUNTERS_BUFF, 0, kMand),
+    FIn(UVERBS_ATTR_READ_COUNTERS_FLAGS, kOpt),
+};
+constexpr KAttr kAFlowDestroy[] = {
+    Idr(UVERBS_ATTR_DESTROY_FLOW_HANDLE, UVERBS_OBJECT_FLOW, Acc::kDestroy, kMand),
+};
+constexpr uint16_t kMatchParams = 0x200;  // sizeof(struct mlx5_ib_match_params)
+// The element specs of MLX5_IB_ATTR_FLOW_MATCHER_FLOW_TYPE (fs.c: mlx5_ib_flow_type[]).
+constexpr KAttr kFlowTypeElems[] = {
+    PIn(0, 2, kOpt),  // MLX5_IB_FLOW_TYPE_NORMAL: the priority
+    PIn(0, 0, kOpt),  // SNIFFER: UVERBS_ATTR_NO_DATA()
+    PIn(0, 0, kOpt),  // ALL_DEFAULT
+    PIn(0, 0, kOpt),  // MC_DEFAULT
+};
+constexpr KAttr kAFlowMatcherCreate[] = {
+    Idr(MLX5_IB_ATTR_FLOW_MATCHER_CREATE_HANDLE, MLX5_IB_OBJECT_FLOW_MATCHER, Acc::kNew, kMand),
+    {MLX5_IB_ATTR_FLOW_MATCHER_MATCH_MASK, AT::kPtrIn, kMand, 1, kMatchParams},
+    {MLX5_IB_ATTR_FLOW_MATCHER_FLOW_TYPE, AT::kEnumIn, kMand},
+    PIn(MLX5_IB_ATTR_FLOW_MATCHER_MATCH_CRITERIA, 1, kMand),
+    FIn(MLX5_IB_ATTR_FLOW_MATCHER_FLOW_FLAGS, kOpt),
+    CIn(MLX5_IB_ATTR_FLOW_MATCHER_FT_TYPE, kOpt),
+};
+constexpr KAttr kAFlowMatcherDestroy[] = {
+    Idr(MLX5_IB_ATTR_FLOW_MATCHER_DESTROY_HANDLE, MLX5_IB_OBJECT_FLOW_MATCHER, Acc::kDestroy,
+        kMand),
+};
+constexpr KAttr kAMlx5CreateFlow[] = {
+    Idr(MLX5_IB_ATTR_CREATE_FLOW_HANDLE, UVERBS_OBJECT_FLOW, Acc::kNew, kMand),
+    {MLX5_IB_ATTR_CREATE_FLOW_MATCH_VALUE, AT::kPtrIn, kMand, 1, kMatchParams},
+    Idr(MLX5_IB_ATTR_CREATE_FLOW_MATCHER, MLX5_IB_OBJECT_FLOW_MATCHER, Acc::kRead, kMand),
+    Idr(MLX5_IB_ATTR_CREATE_FLOW_DEST_QP, UVERBS_OBJECT_QP, Acc::kRead, kOpt),
+    PIn(MLX5_IB_ATTR_CREATE_FLOW_TAG, 4, kOpt),
+    FIn(MLX5_IB_ATTR_CREATE_FLOW_FLAGS, kOpt),
+    // DEST_DEVX, the flow action and DEVX counter arrays name objects of types this fake
+    // never creates (no DEVX); any such attribute fails its lookup (-ENOENT / -EINVAL).
+    Idr(MLX5_IB_ATTR_CREATE_FLOW_DEST_DEVX, MLX5_IB_OBJECT_DEVX_OBJ, Acc::kRead, kOpt),
+};
+constexpr KAttr kAMlx5DestroyFlow[] = {
+    Idr(MLX5_IB_ATTR_CREATE_FLOW_HANDLE, UVERBS_OBJECT_FLOW, Acc::kDestroy, kMand),
+};
+
 #define M(o, m) static_cast<uint16_t>(o), static_cast<uint16_t>(m)
 const KMethod kMethods[] = {
     {M(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE), kAInvokeWrite, HInvokeWrite, true},
@@ -2085,6 +2474,27 @@ const KMethod kMethods[] = {
     {M(UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY), kAMrDestroy, HDestroyNoResp, false,
      UVERBS_ATTR_DESTROY_MR_HANDLE},
     {M(UVERBS_OBJECT_MR, UVERBS_METHOD_QUERY_MR), kAQueryMr, HMrQuery},
+    {M(UVERBS_OBJECT_MR, UVERBS_METHOD_DM_MR_REG), kADmMrReg, HDmMrReg},
+    {M(UVERBS_OBJECT_MR, UVERBS_METHOD_ADVISE_MR), kAAdviseMr, HAdviseMr},
+    {M(UVERBS_OBJECT_MR, UVERBS_METHOD_REG_DMABUF_MR), kARegDmabufMr, HRegDmabufMr},
+    {M(UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC), kADmAlloc, HDmAlloc},
+    {M(UVERBS_OBJECT_DM, UVERBS_METHOD_DM_FREE), kADmFree, HDestroyNoResp, false,
+     UVERBS_ATTR_FREE_DM_HANDLE},
+    {M(UVERBS_OBJECT_DM, MLX5_IB_METHOD_DM_QUERY), kADmQuery, HDmQuery},
+    {M(UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_CREATE), kACountersCreate,
+     HCountersCreate},
+    {M(UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_DESTROY), kACountersDestroy,
+     HDestroyNoResp, false, UVERBS_ATTR_DESTROY_COUNTERS_HANDLE},
+    {M(UVERBS_OBJECT_COUNTERS, UVERBS_METHOD_COUNTERS_READ), kACountersRead, HCountersRead},
+    {M(UVERBS_OBJECT_FLOW, UVERBS_METHOD_FLOW_DESTROY), kAFlowDestroy, HDestroyNoResp, false,
+     UVERBS_ATTR_DESTROY_FLOW_HANDLE},
+    {M(UVERBS_OBJECT_FLOW, MLX5_IB_METHOD_CREATE_FLOW), kAMlx5CreateFlow, HMlx5CreateFlow},
+    {M(UVERBS_OBJECT_FLOW, MLX5_IB_METHOD_DESTROY_FLOW), kAMlx5DestroyFlow, HDestroyNoResp,
+     false, MLX5_IB_ATTR_CREATE_FLOW_HANDLE},
+    {M(MLX5_IB_OBJECT_FLOW_MATCHER, MLX5_IB_METHOD_FLOW_MATCHER_CREATE), kAFlowMatcherCreate,
+     HFlowMatcherCreate},
+    {M(MLX5_IB_OBJECT_FLOW_MATCHER, MLX5_IB_METHOD_FLOW_MATCHER_DESTROY), kAFlowMatcherDestroy,
+     HDestroyNoResp, false, MLX5_IB_ATTR_FLOW_MATCHER_DESTROY_HANDLE},
     {M(UVERBS_OBJECT_MW, UVERBS_METHOD_MW_DESTROY), kAMwDestroy, HDestroyNoResp, false,
      UVERBS_ATTR_DESTROY_MW_HANDLE},
     {M(UVERBS_OBJECT_AH, UVERBS_METHOD_AH_DESTROY), kAAhDestroy, HDestroyNoResp, false,
@@ -2119,10 +2529,7 @@ bool KnownUnimplemented(uint16_t object, uint16_t method) {
   (void)method;
   switch (object) {
     case UVERBS_OBJECT_DM:
-    case UVERBS_OBJECT_FLOW:
     case UVERBS_OBJECT_FLOW_ACTION:
-    case UVERBS_OBJECT_COUNTERS:
-    case MLX5_IB_OBJECT_FLOW_MATCHER:
     case MLX5_IB_OBJECT_VAR:
     case MLX5_IB_OBJECT_PP:
     case MLX5_IB_OBJECT_STEERING_ANCHOR:
@@ -2136,6 +2543,15 @@ bool KnownUnimplemented(uint16_t object, uint16_t method) {
 int ProcessAttr(Bundle& b, const KAttr& s, PAttr& a) {
   const ib_uverbs_attr& u = a.u;
   switch (s.type) {
+    case AT::kEnumIn: {
+      // The only ENUM_IN this fake serves is the flow matcher's flow type.
+      const uint8_t elem = u.attr_data.enum_data.elem_id;
+      if (elem >= std::size(kFlowTypeElems)) return -EOPNOTSUPP;
+      if (u.attr_data.enum_data.reserved != 0) return -EINVAL;
+      const KAttr& e = kFlowTypeElems[elem];
+      if (u.len < e.min_len || u.len > e.len) return -EINVAL;
+      return 0;
+    }
     case AT::kPtrIn:
       if (u.len > s.len && s.zero_trailing) {
         std::vector<std::byte> rest;

@@ -1,9 +1,10 @@
 // rxp_mlx5_verbs_workload: drives rdma-core's mlx5 provider through the control path of every
 // verb whose bytes the ABI schema must decode -- device and port queries, PD, MR (register,
-// re-register, import), MW, completion channel, CQ (plain, extended, resized, moderated), QPs
+// re-register, import, on-demand + advice, dma-buf, device memory), MW, completion channel, CQ (plain, extended, resized, moderated), QPs
 // (RC, UC, UD, raw packet, XRC initiator and target, DC initiator and target, extended send
 // ops), modify to INIT / RTR / RTS, SRQs (basic, XRC), AH, multicast attach, WQ, RWQ
-// indirection table and an RSS QP, thread domains, mlx5dv queries, device import -- and
+// indirection table and an RSS QP, flow steering (verbs flows with counters, mlx5dv matchers
+// and flows), thread domains, mlx5dv queries, device import -- and
 // destroys everything. On an InfiniBand port it addresses peers by LID, skips the Ethernet-only
 // objects (raw packet, WQ, RSS) and adds an IPoIB-style underlay UD QP (source QPN). It posts no work: it exists to be captured under the fake mlx5 kernel
 // (tests/tools/capture-mlx5-vectors.sh), not to move data.
@@ -17,6 +18,7 @@
 #include <infiniband/mlx5dv.h>
 #include <infiniband/verbs.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +26,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 namespace {
@@ -236,6 +239,41 @@ int main(int argc, char** argv) {
                                 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_RELAXED_ORDERING));
   ibv_mw* mw1 = Step("ibv_alloc_mw(type 1)", ibv_alloc_mw(pd, IBV_MW_TYPE_1));
   ibv_mw* mw2 = Step("ibv_alloc_mw(type 2)", ibv_alloc_mw(pd, IBV_MW_TYPE_2));
+
+  // On-demand paging: an ODP MR, prefetched with ibv_advise_mr.
+  std::vector<char> odp_buf(kBuf);
+  ibv_mr* odp = Step("ibv_reg_mr(on demand)",
+                     ibv_reg_mr(pd, odp_buf.data(), kBuf,
+                                IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_ON_DEMAND));
+  if (odp != nullptr) {
+    ibv_sge sge{reinterpret_cast<uintptr_t>(odp_buf.data()), 4096, odp->lkey};
+    StepRc("ibv_advise_mr(prefetch write)",
+           ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE, IBV_ADVISE_MR_FLAG_FLUSH,
+                         &sge, 1));
+  }
+  // A dma-buf MR (the fake kernel takes any fd for the dma-buf; a memfd here).
+  const int dmabuf_fd = memfd_create("rxp-dmabuf", MFD_CLOEXEC);
+  ibv_mr* dmabuf_mr = nullptr;
+  if (dmabuf_fd >= 0 && ftruncate(dmabuf_fd, kBuf) == 0)
+    dmabuf_mr = Step("ibv_reg_dmabuf_mr", ibv_reg_dmabuf_mr(pd, 0, kBuf, 0, dmabuf_fd,
+                                                            IBV_ACCESS_LOCAL_WRITE));
+  // Device memory (mlx5 MEMIC): allocate, copy in, register, import.
+  ibv_alloc_dm_attr dma{};
+  dma.length = 4096;
+  dma.log_align_req = 6;
+  ibv_dm* dm = Step("ibv_alloc_dm", ibv_alloc_dm(ctx, &dma));
+  ibv_mr* dm_mr = nullptr;
+  if (dm != nullptr) {
+    const char hello[64] = "rdmaproxy";
+    StepRc("ibv_memcpy_to_dm", ibv_memcpy_to_dm(dm, 0, hello, sizeof(hello)));
+    dm_mr = Step("ibv_reg_dm_mr",
+                 ibv_reg_dm_mr(pd, dm, 0, 4096,
+                               IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE |
+                                   IBV_ACCESS_REMOTE_READ));
+    Step("mlx5dv_dm_map_op_addr", mlx5dv_dm_map_op_addr(dm, 0));
+    ibv_dm* idm = Step("ibv_import_dm", ibv_import_dm(ctx, dm->handle));
+    if (idm != nullptr) ibv_unimport_dm(idm);
+  }
 
   // --- completion channel, CQs --------------------------------------------------------------
   ibv_comp_channel* channel = Step("ibv_create_comp_channel", ibv_create_comp_channel(ctx));
@@ -482,6 +520,86 @@ int main(int argc, char** argv) {
     }
   }
 
+  // Steering to the raw packet QP: a verbs flow counted by a counters object, and an mlx5dv
+  // matcher + flow.
+  ibv_counters* counters = nullptr;
+  ibv_flow* flow = nullptr;
+  mlx5dv_flow_matcher* matcher = nullptr;
+  ibv_flow* dvflow = nullptr;
+  if (raw != nullptr) {
+    ibv_counters_init_attr ca{};
+    counters = Step("ibv_create_counters", ibv_create_counters(ctx, &ca));
+    if (counters != nullptr) {
+      ibv_counter_attach_attr at{};
+      at.counter_desc = IBV_COUNTER_PACKETS;
+      at.index = 0;
+      StepRc("ibv_attach_counters_point_flow(packets)",
+             ibv_attach_counters_point_flow(counters, &at, nullptr));
+      at.counter_desc = IBV_COUNTER_BYTES;
+      at.index = 1;
+      StepRc("ibv_attach_counters_point_flow(bytes)",
+             ibv_attach_counters_point_flow(counters, &at, nullptr));
+    }
+    // ibv_flow_attr followed by its specs, back to back (verbs.h: the specs follow the attr).
+    ibv_flow_attr attr{};
+    attr.type = IBV_FLOW_ATTR_NORMAL;
+    attr.num_of_specs = counters != nullptr ? 2 : 1;
+    attr.port = 1;
+    ibv_flow_spec_eth eth{};
+    eth.type = IBV_FLOW_SPEC_ETH;
+    eth.size = sizeof(eth);
+    const uint8_t mac[6] = {0x0c, 0x42, 0xa1, 0xf5, 0x3a, 0x10};
+    std::memcpy(eth.val.dst_mac, mac, sizeof(mac));
+    std::memset(eth.mask.dst_mac, 0xff, sizeof(mac));
+    ibv_flow_spec_counter_action count{};
+    count.type = IBV_FLOW_SPEC_ACTION_COUNT;
+    count.size = sizeof(count);
+    count.counters = counters;
+    attr.size = static_cast<uint16_t>(sizeof(attr) + sizeof(eth) + sizeof(count));
+    std::vector<uint64_t> fbuf((size_t{attr.size} + 7) / 8);
+    auto* fb = reinterpret_cast<char*>(fbuf.data());
+    std::memcpy(fb, &attr, sizeof(attr));
+    std::memcpy(fb + sizeof(attr), &eth, sizeof(eth));
+    std::memcpy(fb + sizeof(attr) + sizeof(eth), &count, sizeof(count));
+    flow = Step("ibv_create_flow(eth, count)",
+                ibv_create_flow(raw, reinterpret_cast<ibv_flow_attr*>(fb)));
+    if (flow != nullptr && counters != nullptr) {
+      uint64_t counts[2] = {};
+      StepRc("ibv_read_counters", ibv_read_counters(counters, counts, 2, 0));
+    }
+    // mlx5dv steering: outer destination MAC (fte_match_param.outer_headers.dmac_47_16).
+    constexpr size_t kMatch = 64;
+    auto mask = std::unique_ptr<mlx5dv_flow_match_parameters, decltype(&std::free)>(
+        static_cast<mlx5dv_flow_match_parameters*>(
+            std::calloc(1, sizeof(mlx5dv_flow_match_parameters) + kMatch)),
+        &std::free);
+    auto value = std::unique_ptr<mlx5dv_flow_match_parameters, decltype(&std::free)>(
+        static_cast<mlx5dv_flow_match_parameters*>(
+            std::calloc(1, sizeof(mlx5dv_flow_match_parameters) + kMatch)),
+        &std::free);
+    mask->match_sz = kMatch;
+    value->match_sz = kMatch;
+    std::memset(reinterpret_cast<uint8_t*>(mask->match_buf) + 8, 0xff, 6);
+    std::memcpy(reinterpret_cast<uint8_t*>(value->match_buf) + 8, mac, sizeof(mac));
+    mlx5dv_flow_matcher_attr ma{};
+    ma.type = IBV_FLOW_ATTR_NORMAL;
+    ma.priority = 3;
+    ma.match_criteria_enable = 1;  // outer headers
+    ma.match_mask = mask.get();
+    ma.comp_mask = MLX5DV_FLOW_MATCHER_MASK_FT_TYPE;
+    ma.ft_type = MLX5DV_FLOW_TABLE_TYPE_NIC_RX;
+    matcher = Step("mlx5dv_create_flow_matcher", mlx5dv_create_flow_matcher(ctx, &ma));
+    if (matcher != nullptr) {
+      mlx5dv_flow_action_attr act[2]{};
+      act[0].type = MLX5DV_FLOW_ACTION_DEST_IBV_QP;
+      act[0].qp = raw;
+      act[1].type = MLX5DV_FLOW_ACTION_TAG;
+      act[1].tag_value = 0x42;
+      dvflow = Step("mlx5dv_create_flow(dest QP, tag)",
+                    mlx5dv_create_flow(matcher, value.get(), 2, act));
+    }
+  }
+
   // An IPoIB-style underlay UD QP (IB only): the kernel treats it like a raw packet QP and pins
   // its separate send queue buffer (mlx5 create_raw_packet_qp).
   ibv_qp* underlay = nullptr;
@@ -531,6 +649,11 @@ int main(int argc, char** argv) {
   if (imported != nullptr) Destroy("ibv_close_device(imported)", ibv_close_device(imported));
 
   // --- teardown -------------------------------------------------------------------------------
+  if (dvflow != nullptr) Destroy("ibv_destroy_flow(mlx5dv)", ibv_destroy_flow(dvflow));
+  if (matcher != nullptr)
+    Destroy("mlx5dv_destroy_flow_matcher", mlx5dv_destroy_flow_matcher(matcher));
+  if (flow != nullptr) Destroy("ibv_destroy_flow", ibv_destroy_flow(flow));
+  if (counters != nullptr) Destroy("ibv_destroy_counters", ibv_destroy_counters(counters));
   if (ah != nullptr) Destroy("ibv_destroy_ah", ibv_destroy_ah(ah));
   if (underlay != nullptr) Destroy("ibv_destroy_qp(underlay)", ibv_destroy_qp(underlay));
   if (rss != nullptr) Destroy("ibv_destroy_qp(RSS)", ibv_destroy_qp(rss));
@@ -557,6 +680,11 @@ int main(int argc, char** argv) {
   if (cqex != nullptr) Destroy("ibv_destroy_cq(ex)", ibv_destroy_cq(ibv_cq_ex_to_cq(cqex)));
   Destroy("ibv_destroy_cq", ibv_destroy_cq(cq));
   if (channel != nullptr) Destroy("ibv_destroy_comp_channel", ibv_destroy_comp_channel(channel));
+  if (dm_mr != nullptr) Destroy("ibv_dereg_mr(device memory)", ibv_dereg_mr(dm_mr));
+  if (dm != nullptr) Destroy("ibv_free_dm", ibv_free_dm(dm));
+  if (dmabuf_mr != nullptr) Destroy("ibv_dereg_mr(dma-buf)", ibv_dereg_mr(dmabuf_mr));
+  if (dmabuf_fd >= 0) close(dmabuf_fd);
+  if (odp != nullptr) Destroy("ibv_dereg_mr(on demand)", ibv_dereg_mr(odp));
   if (mw2 != nullptr) Destroy("ibv_dealloc_mw(type 2)", ibv_dealloc_mw(mw2));
   if (mw1 != nullptr) Destroy("ibv_dealloc_mw(type 1)", ibv_dealloc_mw(mw1));
   if (mr2 != nullptr) Destroy("ibv_dereg_mr(relaxed ordering)", ibv_dereg_mr(mr2));
