@@ -154,12 +154,15 @@ constexpr Field kCreateRwqIndTblRespFields[] = {
     F(mlx5_ib_create_rwq_ind_tbl_resp, response_length, kU32),
 };
 // mlx5_ib_create_flow: followed by ncounters_data mlx5_ib_flow_counters_data entries whose
-// counters_data is a user pointer the kernel copies from (flow_counters_set_data()).
+// counters_data is a user pointer the kernel copies from: ncounters descriptors of 8 bytes
+// (hw/mlx5/counters.c: mlx5_ib_flow_counters_set_data copies
+// sizeof(struct mlx5_ib_flow_counters_desc) * ncounters bytes).
 constexpr Field kCreateFlowFields[] = {
     F(mlx5_ib_create_flow, ncounters_data, kU32),
 };
 constexpr Field kFlowCountersDataFields[] = {
-    F(mlx5_ib_flow_counters_data, counters_data, kUserPtr).Len("ncounters"),
+    F(mlx5_ib_flow_counters_data, counters_data, kUserPtr)
+        .Len("ncounters", sizeof(mlx5_ib_flow_counters_desc)),
     F(mlx5_ib_flow_counters_data, ncounters, kU32),
 };
 constexpr Field kQueryPortUapiFields[] = {
