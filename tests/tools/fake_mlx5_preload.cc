@@ -244,7 +244,7 @@ bool Pinnable(uint64_t addr) {
 
 // --- the ioctl framework (uverbs_ioctl.c) ---------------------------------------------------
 
-enum class AT : uint8_t { kPtrIn, kPtrOut, kEnumIn, kIdr, kFd, kRawFd };
+enum class AT : uint8_t { kPtrIn, kPtrOut, kEnumIn, kIdr, kFd, kRawFd, kIdrs };
 enum class Acc : uint8_t { kNone, kRead, kNew, kDestroy };
 
 // struct uverbs_attr_spec, as the kernel's DECLARE_UVERBS_NAMED_METHOD declares it.
@@ -282,6 +282,10 @@ constexpr KAttr CIn(uint16_t id, bool m) { return PIn(id, 8, m); }
 constexpr KAttr FIn(uint16_t id, bool m) { return {id, AT::kPtrIn, m, 4, 8}; }
 constexpr KAttr Idr(uint16_t id, uint16_t obj, Acc a, bool m) {
   return {id, AT::kIdr, m, 0, 0, false, obj, a};
+}
+// UVERBS_ATTR_IDRS_ARR(id, obj, access, min_len, max_len): u32 handles (counts in min/len).
+constexpr KAttr Idrs(uint16_t id, uint16_t obj, uint16_t min, uint16_t max, bool m) {
+  return {id, AT::kIdrs, m, min, max, false, obj, Acc::kRead};
 }
 constexpr KAttr FdA(uint16_t id, uint16_t obj, Acc a, bool m) {
   return {id, AT::kFd, m, 0, 0, false, obj, a};
@@ -2188,6 +2192,79 @@ int HMlx5CreateFlow(Bundle& b) {
   return 0;
 }
 
+// MLX5_IB_METHOD_VAR_OBJ_ALLOC (hw/mlx5/main.c): a virtio doorbell page and its mmap offset.
+int HVarAlloc(Bundle& b) {
+  const uint32_t n = b.file->next_uar_page++;
+  constexpr uint64_t kCmd = 9;  // an rdma_user_mmap_entry, like the dynamic UARs
+  const uint64_t offset = ((uint64_t{n >> 8} << 16) | (kCmd << 8) | (n & 0xff)) * kPage;
+  const uint32_t page_id = 0x80 + n, length = kPage;
+  b.file->idr[b.NewId(MLX5_IB_ATTR_VAR_OBJ_ALLOC_HANDLE)].num = page_id;
+  if (int e = b.CopyTo(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_OFFSET, &offset, 8)) return e;
+  if (int e = b.CopyTo(MLX5_IB_ATTR_VAR_OBJ_ALLOC_PAGE_ID, &page_id, 4)) return e;
+  return b.CopyTo(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_LENGTH, &length, 4);
+}
+
+// MLX5_IB_METHOD_PP_OBJ_ALLOC (hw/mlx5/qos.c): only a DEVX context may allocate a packet
+// pacing index, and this device has no DEVX (c->devx_uid == 0: -EINVAL).
+int HPpAlloc(Bundle& b) {
+  if (geteuid() != 0) return -EPERM;  // capable(CAP_NET_RAW)
+  uint64_t flags = 0;
+  if (int e = b.Flags(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS,
+                      MLX5_IB_UAPI_PP_ALLOC_FLAGS_DEDICATED_INDEX, flags))
+    return e;
+  return -EINVAL;
+}
+
+// MLX5_IB_METHOD_STEERING_ANCHOR_CREATE (hw/mlx5/fs.c). FT_ID is declared UVERBS_ATTR_PTR_IN
+// but written with uverbs_copy_to(): its data is the user's pointer (rdma-core fill_attr_out).
+int HSteeringAnchorCreate(Bundle& b) {
+  if (geteuid() != 0) return -EPERM;  // capable(CAP_NET_RAW)
+  uint64_t ft_type = 0;
+  uint16_t priority = 0;
+  if (int e = b.Const(MLX5_IB_ATTR_STEERING_ANCHOR_FT_TYPE, ft_type)) return e;
+  if (ft_type > MLX5_IB_UAPI_FLOW_TABLE_TYPE_RDMA_TX) return -EINVAL;  // ft_type_to_ns
+  if (int e = b.CopyFrom(MLX5_IB_ATTR_STEERING_ANCHOR_PRIORITY, &priority, 2)) return e;
+  const uint32_t ft_id = 0x3f0 + priority;
+  b.file->idr[b.NewId(MLX5_IB_ATTR_STEERING_ANCHOR_CREATE_HANDLE)].num = ft_id;
+  return b.CopyTo(MLX5_IB_ATTR_STEERING_ANCHOR_FT_ID, &ft_id, 4);
+}
+
+// MLX5_IB_METHOD_FLOW_ACTION_CREATE_MODIFY_HEADER (hw/mlx5/fs.c): whole 8-byte PRM actions.
+int HModifyHeaderCreate(Bundle& b) {
+  const PAttr* prm = b.Get(MLX5_IB_ATTR_CREATE_MODIFY_HEADER_ACTIONS_PRM);
+  constexpr uint16_t kActionSize = 8;  // MLX5_UN_SZ_BYTES(set_add_copy_action_in_auto)
+  if (prm->u.len % kActionSize != 0) return -EINVAL;  // uverbs_attr_get_uobjs_arr_size
+  uint64_t ft_type = 0;
+  if (int e = b.Const(MLX5_IB_ATTR_CREATE_MODIFY_HEADER_FT_TYPE, ft_type)) return e;
+  if (ft_type > MLX5_IB_UAPI_FLOW_TABLE_TYPE_RDMA_TX) return -EINVAL;
+  b.file->idr[b.NewId(MLX5_IB_ATTR_CREATE_MODIFY_HEADER_HANDLE)].num = 0x51;
+  return 0;
+}
+
+// MLX5_IB_METHOD_FLOW_ACTION_CREATE_PACKET_REFORMAT (hw/mlx5/fs.c): L2 tunnel decap needs no
+// data; the encapsulations carry the header to push.
+int HPacketReformatCreate(Bundle& b) {
+  uint64_t ft_type = 0, type = 0;
+  if (int e = b.Const(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_FT_TYPE, ft_type)) return e;
+  if (int e = b.Const(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_TYPE, type)) return e;
+  // mlx5_ib_flow_action_packet_reformat_valid(): decap on RX, encap on TX.
+  const bool rx = ft_type == MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_RX;
+  const bool tx = ft_type == MLX5_IB_UAPI_FLOW_TABLE_TYPE_NIC_TX;
+  switch (type) {
+    case MLX5_IB_UAPI_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TUNNEL_TO_L2:
+      if (!rx) return -EOPNOTSUPP;
+      break;
+    case MLX5_IB_UAPI_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TO_L2_TUNNEL:
+      if (!tx) return -EOPNOTSUPP;
+      if (!b.Has(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_DATA_BUF)) return -ENOENT;
+      break;
+    default:
+      return -EOPNOTSUPP;
+  }
+  b.file->idr[b.NewId(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_HANDLE)].num = 0x52;
+  return 0;
+}
+
 // --- the ioctl method table (the kernel's DECLARE_UVERBS_NAMED_METHOD specs) ----------------
 
 // Newer than the installed (6.1) headers: include/uapi/rdma/mlx5_user_ioctl_cmds.h of 6.12.
@@ -2449,12 +2526,58 @@ constexpr KAttr kAMlx5CreateFlow[] = {
     Idr(MLX5_IB_ATTR_CREATE_FLOW_DEST_QP, UVERBS_OBJECT_QP, Acc::kRead, kOpt),
     PIn(MLX5_IB_ATTR_CREATE_FLOW_TAG, 4, kOpt),
     FIn(MLX5_IB_ATTR_CREATE_FLOW_FLAGS, kOpt),
-    // DEST_DEVX, the flow action and DEVX counter arrays name objects of types this fake
-    // never creates (no DEVX); any such attribute fails its lookup (-ENOENT / -EINVAL).
+    Idrs(MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, UVERBS_OBJECT_FLOW_ACTION, 1, 32, kOpt),
+    // DEST_DEVX and the DEVX counter arrays name objects of types this fake never creates
+    // (no DEVX): any such attribute fails its lookup (-ENOENT).
     Idr(MLX5_IB_ATTR_CREATE_FLOW_DEST_DEVX, MLX5_IB_OBJECT_DEVX_OBJ, Acc::kRead, kOpt),
+    Idrs(MLX5_IB_ATTR_CREATE_FLOW_ARR_COUNTERS_DEVX, MLX5_IB_OBJECT_DEVX_OBJ, 1, 1, kOpt),
+    PInMin(MLX5_IB_ATTR_CREATE_FLOW_ARR_COUNTERS_DEVX_OFFSET, 4, kOpt),
 };
 constexpr KAttr kAMlx5DestroyFlow[] = {
     Idr(MLX5_IB_ATTR_CREATE_FLOW_HANDLE, UVERBS_OBJECT_FLOW, Acc::kDestroy, kMand),
+};
+
+constexpr KAttr kAVarAlloc[] = {
+    Idr(MLX5_IB_ATTR_VAR_OBJ_ALLOC_HANDLE, MLX5_IB_OBJECT_VAR, Acc::kNew, kMand),
+    POut(MLX5_IB_ATTR_VAR_OBJ_ALLOC_PAGE_ID, 4, kMand),
+    POut(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_LENGTH, 4, kMand),
+    POut(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_OFFSET, 8, kMand),
+};
+constexpr KAttr kAVarDestroy[] = {
+    Idr(MLX5_IB_ATTR_VAR_OBJ_DESTROY_HANDLE, MLX5_IB_OBJECT_VAR, Acc::kDestroy, kMand),
+};
+constexpr KAttr kAPpAlloc[] = {
+    Idr(MLX5_IB_ATTR_PP_OBJ_ALLOC_HANDLE, MLX5_IB_OBJECT_PP, Acc::kNew, kMand),
+    {MLX5_IB_ATTR_PP_OBJ_ALLOC_CTX, AT::kPtrIn, kMand, 1, 0x30},  // set_pp_rate_limit_context
+    FIn(MLX5_IB_ATTR_PP_OBJ_ALLOC_FLAGS, kMand),
+    POut(MLX5_IB_ATTR_PP_OBJ_ALLOC_INDEX, 2, kMand),
+};
+constexpr KAttr kASteeringAnchorCreate[] = {
+    Idr(MLX5_IB_ATTR_STEERING_ANCHOR_CREATE_HANDLE, MLX5_IB_OBJECT_STEERING_ANCHOR, Acc::kNew,
+        kMand),
+    CIn(MLX5_IB_ATTR_STEERING_ANCHOR_FT_TYPE, kMand),
+    PIn(MLX5_IB_ATTR_STEERING_ANCHOR_PRIORITY, 2, kMand),
+    PIn(MLX5_IB_ATTR_STEERING_ANCHOR_FT_ID, 4, kMand),  // sic: PTR_IN in 6.12
+};
+constexpr KAttr kASteeringAnchorDestroy[] = {
+    Idr(MLX5_IB_ATTR_STEERING_ANCHOR_DESTROY_HANDLE, MLX5_IB_OBJECT_STEERING_ANCHOR,
+        Acc::kDestroy, kMand),
+};
+constexpr KAttr kAModifyHeader[] = {
+    Idr(MLX5_IB_ATTR_CREATE_MODIFY_HEADER_HANDLE, UVERBS_OBJECT_FLOW_ACTION, Acc::kNew, kMand),
+    PInMin(MLX5_IB_ATTR_CREATE_MODIFY_HEADER_ACTIONS_PRM, 8, kMand),
+    CIn(MLX5_IB_ATTR_CREATE_MODIFY_HEADER_FT_TYPE, kMand),
+};
+constexpr KAttr kAPacketReformat[] = {
+    Idr(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_HANDLE, UVERBS_OBJECT_FLOW_ACTION, Acc::kNew,
+        kMand),
+    PInMin(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_DATA_BUF, 1, kOpt),
+    CIn(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_TYPE, kMand),
+    CIn(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_FT_TYPE, kMand),
+};
+constexpr KAttr kAFlowActionDestroy[] = {
+    Idr(UVERBS_ATTR_DESTROY_FLOW_ACTION_HANDLE, UVERBS_OBJECT_FLOW_ACTION, Acc::kDestroy,
+        kMand),
 };
 
 #define M(o, m) static_cast<uint16_t>(o), static_cast<uint16_t>(m)
@@ -2515,28 +2638,33 @@ const KMethod kMethods[] = {
     {M(UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_CREATE), kAWqCreate, HWqCreate, true},
     {M(UVERBS_OBJECT_WQ, UVERBS_METHOD_WQ_DESTROY), kAWqDestroy, HWqDestroy, false,
      UVERBS_ATTR_DESTROY_WQ_HANDLE},
+    {M(MLX5_IB_OBJECT_VAR, MLX5_IB_METHOD_VAR_OBJ_ALLOC), kAVarAlloc, HVarAlloc},
+    {M(MLX5_IB_OBJECT_VAR, MLX5_IB_METHOD_VAR_OBJ_DESTROY), kAVarDestroy, HDestroyNoResp, false,
+     MLX5_IB_ATTR_VAR_OBJ_DESTROY_HANDLE},
+    {M(MLX5_IB_OBJECT_PP, MLX5_IB_METHOD_PP_OBJ_ALLOC), kAPpAlloc, HPpAlloc},
+    {M(MLX5_IB_OBJECT_STEERING_ANCHOR, MLX5_IB_METHOD_STEERING_ANCHOR_CREATE),
+     kASteeringAnchorCreate, HSteeringAnchorCreate},
+    {M(MLX5_IB_OBJECT_STEERING_ANCHOR, MLX5_IB_METHOD_STEERING_ANCHOR_DESTROY),
+     kASteeringAnchorDestroy, HDestroyNoResp, false, MLX5_IB_ATTR_STEERING_ANCHOR_DESTROY_HANDLE},
+    {M(UVERBS_OBJECT_FLOW_ACTION, MLX5_IB_METHOD_FLOW_ACTION_CREATE_MODIFY_HEADER),
+     kAModifyHeader, HModifyHeaderCreate},
+    {M(UVERBS_OBJECT_FLOW_ACTION, MLX5_IB_METHOD_FLOW_ACTION_CREATE_PACKET_REFORMAT),
+     kAPacketReformat, HPacketReformatCreate},
+    {M(UVERBS_OBJECT_FLOW_ACTION, UVERBS_METHOD_FLOW_ACTION_DESTROY), kAFlowActionDestroy,
+     HDestroyNoResp, false, UVERBS_ATTR_DESTROY_FLOW_ACTION_HANDLE},
     {M(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC), kAUarAlloc, HUarAlloc},
     {M(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_DESTROY), kAUarDestroy, HDestroyNoResp, false,
      MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE},
 };
 #undef M
 
-// Methods of the real 6.12 mlx5 device that this fake does not implement (DM, flow steering,
-// counters, MR advice, dma-buf, ...): answered like a failing handler (EOPNOTSUPP), never as
-// absent (EPROTONOSUPPORT would make libibverbs fall back to write()). DEVX objects are absent
-// on this device (no log_max_uctx) and fall through to EPROTONOSUPPORT.
+// Methods of the real 6.12 mlx5 device that this fake does not implement: answered like a
+// failing handler (EOPNOTSUPP: e.g. MEMIC operations this device lacks), never as absent
+// (EPROTONOSUPPORT would make libibverbs fall back to write()). DEVX objects are absent on
+// this device (no log_max_uctx), and so are the ESP flow actions, removed before 6.12.
 bool KnownUnimplemented(uint16_t object, uint16_t method) {
-  (void)method;
-  switch (object) {
-    case UVERBS_OBJECT_DM:
-    case UVERBS_OBJECT_FLOW_ACTION:
-    case MLX5_IB_OBJECT_VAR:
-    case MLX5_IB_OBJECT_PP:
-    case MLX5_IB_OBJECT_STEERING_ANCHOR:
-      return true;
-    default:
-      return false;
-  }
+  return (object == UVERBS_OBJECT_DM && method == MLX5_IB_METHOD_DM_MAP_OP_ADDR) ||
+         (object == MLX5_IB_OBJECT_PP && method == MLX5_IB_METHOD_PP_OBJ_DESTROY);
 }
 
 // uverbs_process_attr() and the object lookups of uverbs_get_uobject_from_file().
@@ -2592,6 +2720,22 @@ int ProcessAttr(Bundle& b, const KAttr& s, PAttr& a) {
       if (s.type == AT::kFd) return CheckEventFd(*b.file, u.data_s64, s.obj);
       if (u.data > UINT32_MAX) return -ENOENT;
       return Lookup(*b.file, static_cast<uint32_t>(u.data), s.obj, a.obj);
+    }
+    case AT::kIdrs: {  // uverbs_process_idrs_array()
+      if (u.attr_data.reserved != 0) return -EINVAL;
+      if (u.len % sizeof(uint32_t) != 0) return -EINVAL;
+      const size_t n = u.len / sizeof(uint32_t);
+      if (n < s.min_len || n > s.len) return -EINVAL;
+      std::vector<uint32_t> ids(n);
+      const uint64_t addr = u.len > sizeof(u.data) ? u.data
+                                                   : b.user_attrs + a.uidx * sizeof(u) +
+                                                         offsetof(ib_uverbs_attr, data);
+      if (!ReadSelf(addr, u.len, ids.data())) return -EFAULT;
+      for (uint32_t id : ids) {
+        Obj* o = nullptr;
+        if (int e = Lookup(*b.file, id, s.obj, o)) return e;
+      }
+      return 0;
     }
     case AT::kRawFd:
       if (u.attr_data.reserved != 0 || u.len != 0 || u.data_s64 < INT32_MIN ||

@@ -274,6 +274,21 @@ int main(int argc, char** argv) {
     ibv_dm* idm = Step("ibv_import_dm", ibv_import_dm(ctx, dm->handle));
     if (idm != nullptr) ibv_unimport_dm(idm);
   }
+  // mlx5dv objects of the device: a virtio doorbell page, a packet pacing index (a DEVX-only
+  // object: refused here), a steering anchor.
+  mlx5dv_var* var = Step("mlx5dv_alloc_var", mlx5dv_alloc_var(ctx, 0));
+  if (var != nullptr) mlx5dv_free_var(var);
+  uint8_t pp_ctx[0x30] = {};
+  pp_ctx[3] = 100;  // rate_limit (Mb/s), big endian
+  mlx5dv_pp* pp = Step("mlx5dv_pp_alloc", mlx5dv_pp_alloc(ctx, sizeof(pp_ctx), pp_ctx, 0));
+  if (pp != nullptr) mlx5dv_pp_free(pp);
+  mlx5dv_steering_anchor_attr saa{};
+  saa.ft_type = MLX5DV_FLOW_TABLE_TYPE_NIC_RX;
+  saa.priority = 1;
+  mlx5dv_steering_anchor* anchor =
+      Step("mlx5dv_create_steering_anchor", mlx5dv_create_steering_anchor(ctx, &saa));
+  if (anchor != nullptr)
+    Destroy("mlx5dv_destroy_steering_anchor", mlx5dv_destroy_steering_anchor(anchor));
 
   // --- completion channel, CQs --------------------------------------------------------------
   ibv_comp_channel* channel = Step("ibv_create_comp_channel", ibv_create_comp_channel(ctx));
@@ -526,6 +541,8 @@ int main(int argc, char** argv) {
   ibv_flow* flow = nullptr;
   mlx5dv_flow_matcher* matcher = nullptr;
   ibv_flow* dvflow = nullptr;
+  ibv_flow_action* modify = nullptr;
+  ibv_flow_action* decap = nullptr;
   if (raw != nullptr) {
     ibv_counters_init_attr ca{};
     counters = Step("ibv_create_counters", ibv_create_counters(ctx, &ca));
@@ -581,6 +598,15 @@ int main(int argc, char** argv) {
     value->match_sz = kMatch;
     std::memset(reinterpret_cast<uint8_t*>(mask->match_buf) + 8, 0xff, 6);
     std::memcpy(reinterpret_cast<uint8_t*>(value->match_buf) + 8, mac, sizeof(mac));
+    // Flow actions: rewrite a header field (one 8-byte PRM set action), decapsulate L2.
+    uint64_t set_action[1] = {__builtin_bswap64(0x1001000000000000ull)};
+    modify = Step("mlx5dv_create_flow_action_modify_header",
+                  mlx5dv_create_flow_action_modify_header(ctx, sizeof(set_action), set_action,
+                                                          MLX5DV_FLOW_TABLE_TYPE_NIC_RX));
+    decap = Step("mlx5dv_create_flow_action_packet_reformat(decap)",
+                 mlx5dv_create_flow_action_packet_reformat(
+                     ctx, 0, nullptr, MLX5DV_FLOW_ACTION_PACKET_REFORMAT_TYPE_L2_TUNNEL_TO_L2,
+                     MLX5DV_FLOW_TABLE_TYPE_NIC_RX));
     mlx5dv_flow_matcher_attr ma{};
     ma.type = IBV_FLOW_ATTR_NORMAL;
     ma.priority = 3;
@@ -590,13 +616,19 @@ int main(int argc, char** argv) {
     ma.ft_type = MLX5DV_FLOW_TABLE_TYPE_NIC_RX;
     matcher = Step("mlx5dv_create_flow_matcher", mlx5dv_create_flow_matcher(ctx, &ma));
     if (matcher != nullptr) {
-      mlx5dv_flow_action_attr act[2]{};
-      act[0].type = MLX5DV_FLOW_ACTION_DEST_IBV_QP;
-      act[0].qp = raw;
-      act[1].type = MLX5DV_FLOW_ACTION_TAG;
-      act[1].tag_value = 0x42;
-      dvflow = Step("mlx5dv_create_flow(dest QP, tag)",
-                    mlx5dv_create_flow(matcher, value.get(), 2, act));
+      mlx5dv_flow_action_attr act[4]{};
+      size_t nact = 0;
+      act[nact].type = MLX5DV_FLOW_ACTION_DEST_IBV_QP;
+      act[nact++].qp = raw;
+      act[nact].type = MLX5DV_FLOW_ACTION_TAG;
+      act[nact++].tag_value = 0x42;
+      for (ibv_flow_action* a : {modify, decap}) {
+        if (a == nullptr) continue;
+        act[nact].type = MLX5DV_FLOW_ACTION_IBV_FLOW_ACTION;
+        act[nact++].action = a;
+      }
+      dvflow = Step("mlx5dv_create_flow(dest QP, tag, actions)",
+                    mlx5dv_create_flow(matcher, value.get(), nact, act));
     }
   }
 
@@ -652,6 +684,9 @@ int main(int argc, char** argv) {
   if (dvflow != nullptr) Destroy("ibv_destroy_flow(mlx5dv)", ibv_destroy_flow(dvflow));
   if (matcher != nullptr)
     Destroy("mlx5dv_destroy_flow_matcher", mlx5dv_destroy_flow_matcher(matcher));
+  if (decap != nullptr) Destroy("ibv_destroy_flow_action(decap)", ibv_destroy_flow_action(decap));
+  if (modify != nullptr)
+    Destroy("ibv_destroy_flow_action(modify)", ibv_destroy_flow_action(modify));
   if (flow != nullptr) Destroy("ibv_destroy_flow", ibv_destroy_flow(flow));
   if (counters != nullptr) Destroy("ibv_destroy_counters", ibv_destroy_counters(counters));
   if (ah != nullptr) Destroy("ibv_destroy_ah", ibv_destroy_ah(ah));
