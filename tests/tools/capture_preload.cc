@@ -88,7 +88,7 @@ void Track(int fd, const char* path) {
 // A new fd for a tracked file (dup, dup2, dup3, F_DUPFD) is tracked too: ibv_import_device()
 // runs on a dup()ed command fd.
 void TrackDup(int oldfd, int newfd) {
-  if (newfd < 0 || newfd >= kMaxFd || newfd == oldfd) return;
+  if (newfd >= kMaxFd) return;
   if (oldfd >= 0 && oldfd < kMaxFd)
     g_files[static_cast<size_t>(newfd)] = g_files[static_cast<size_t>(oldfd)];
   else
@@ -253,36 +253,17 @@ int close(int fd) {
   return real(fd);
 }
 
-int dup(int fd) {
-  static auto real = Real<int (*)(int)>("dup");
-  const int n = real(fd);
-  TrackDup(fd, n);
-  return n;
-}
-
-int dup2(int fd, int newfd) {
-  static auto real = Real<int (*)(int, int)>("dup2");
-  const int n = real(fd, newfd);
-  TrackDup(fd, n);
-  return n;
-}
-
+int dup(int fd) { return rxp::preload::DupVia(fd, TrackDup); }
+int dup2(int fd, int newfd) { return rxp::preload::Dup2Via(fd, newfd, TrackDup); }
 int dup3(int fd, int newfd, int flags) {
-  static auto real = Real<int (*)(int, int, int)>("dup3");
-  const int n = real(fd, newfd, flags);
-  TrackDup(fd, n);
-  return n;
+  return rxp::preload::Dup3Via(fd, newfd, flags, TrackDup);
 }
-
 int fcntl(int fd, int cmd, ...) {
   va_list ap;
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  static auto real = Real<int (*)(int, int, ...)>("fcntl");
-  const int n = real(fd, cmd, arg);
-  if (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC) TrackDup(fd, n);
-  return n;
+  return rxp::preload::FcntlVia(fd, cmd, arg, TrackDup);
 }
 int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 

@@ -3080,36 +3080,15 @@ void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t offset) {
 void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t offset)
     __attribute__((alias("mmap")));
 
-int dup(int fd) {
-  static auto real = Real<int (*)(int)>("dup");
-  const int n = real(fd);
-  if (n >= 0) Share(fd, n);
-  return n;
-}
-
-int dup2(int fd, int newfd) {
-  static auto real = Real<int (*)(int, int)>("dup2");
-  const int n = real(fd, newfd);
-  if (n >= 0 && n != fd) Share(fd, n);
-  return n;
-}
-
-int dup3(int fd, int newfd, int flags) {
-  static auto real = Real<int (*)(int, int, int)>("dup3");
-  const int n = real(fd, newfd, flags);
-  if (n >= 0) Share(fd, n);
-  return n;
-}
-
+int dup(int fd) { return rxp::preload::DupVia(fd, Share); }
+int dup2(int fd, int newfd) { return rxp::preload::Dup2Via(fd, newfd, Share); }
+int dup3(int fd, int newfd, int flags) { return rxp::preload::Dup3Via(fd, newfd, flags, Share); }
 int fcntl(int fd, int cmd, ...) {
   va_list ap;
   va_start(ap, cmd);
   void* arg = va_arg(ap, void*);
   va_end(ap);
-  static auto real = Real<int (*)(int, int, ...)>("fcntl");
-  const int n = real(fd, cmd, arg);
-  if (n >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) Share(fd, n);
-  return n;
+  return rxp::preload::FcntlVia(fd, cmd, arg, Share);
 }
 int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 

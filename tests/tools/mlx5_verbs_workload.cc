@@ -63,6 +63,23 @@ struct Cqs {
   ibv_cq* recv = nullptr;
 };
 
+// ibv_qp_init_attr_ex for a QP of `type` on `pd`, both queues on `cq`: `wr` WRs of one SGE
+// each way (0: no receive queue).
+ibv_qp_init_attr_ex QpAttrEx(ibv_qp_type type, ibv_pd* pd, ibv_cq* cq, uint32_t send_wr,
+                             uint32_t recv_wr) {
+  ibv_qp_init_attr_ex a{};
+  a.qp_type = type;
+  a.send_cq = cq;
+  a.recv_cq = recv_wr != 0 ? cq : nullptr;
+  a.pd = pd;
+  a.comp_mask = IBV_QP_INIT_ATTR_PD;
+  a.cap.max_send_wr = send_wr;
+  a.cap.max_send_sge = send_wr != 0 ? 1 : 0;
+  a.cap.max_recv_wr = recv_wr;
+  a.cap.max_recv_sge = recv_wr != 0 ? 1 : 0;
+  return a;
+}
+
 ibv_qp* CreateQp(const char* step, ibv_pd* pd, const Cqs& cqs, ibv_qp_type type,
                  ibv_srq* srq = nullptr) {
   ibv_qp_init_attr a{};
@@ -357,16 +374,8 @@ int main(int argc, char** argv) {
                                   : nullptr;
 
   // ibv_create_qp_ex with the new post-send API and ECE.
-  ibv_qp_init_attr_ex qx{};
-  qx.qp_type = IBV_QPT_RC;
-  qx.send_cq = cq;
-  qx.recv_cq = cq;
-  qx.cap.max_send_wr = 32;
-  qx.cap.max_recv_wr = 32;
-  qx.cap.max_send_sge = 1;
-  qx.cap.max_recv_sge = 1;
-  qx.pd = pd;
-  qx.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+  ibv_qp_init_attr_ex qx = QpAttrEx(IBV_QPT_RC, pd, cq, 32, 32);
+  qx.comp_mask |= IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
   qx.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_READ |
                       IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | IBV_QP_EX_WITH_LOCAL_INV |
                       IBV_QP_EX_WITH_BIND_MW;
@@ -412,14 +421,8 @@ int main(int argc, char** argv) {
   ibv_qp* dci = nullptr;
   ibv_qp* dct = nullptr;
   {
-    ibv_qp_init_attr_ex dx{};
-    dx.qp_type = IBV_QPT_DRIVER;
-    dx.send_cq = cq;
+    ibv_qp_init_attr_ex dx = QpAttrEx(IBV_QPT_DRIVER, pd, cq, 16, 0);
     dx.recv_cq = cq;
-    dx.pd = pd;
-    dx.comp_mask = IBV_QP_INIT_ATTR_PD;
-    dx.cap.max_send_wr = 16;
-    dx.cap.max_send_sge = 1;
     mlx5dv_qp_init_attr da{};
     da.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
     da.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
@@ -474,13 +477,7 @@ int main(int argc, char** argv) {
       xs.cq = cq;
       xs.pd = pd;
       xsrq = Step("ibv_create_srq_ex(XRC)", ibv_create_srq_ex(ctx, &xs));
-      ibv_qp_init_attr_ex xq{};
-      xq.qp_type = IBV_QPT_XRC_SEND;
-      xq.send_cq = cq;
-      xq.pd = pd;
-      xq.comp_mask = IBV_QP_INIT_ATTR_PD;
-      xq.cap.max_send_wr = 8;
-      xq.cap.max_send_sge = 1;
+      ibv_qp_init_attr_ex xq = QpAttrEx(IBV_QPT_XRC_SEND, pd, cq, 8, 0);
       xini = Step("ibv_create_qp_ex(XRC_SEND)", ibv_create_qp_ex(ctx, &xq));
       xq = {};
       xq.qp_type = IBV_QPT_XRC_RECV;
@@ -636,16 +633,8 @@ int main(int argc, char** argv) {
   // its separate send queue buffer (mlx5 create_raw_packet_qp).
   ibv_qp* underlay = nullptr;
   if (path.ib && ud != nullptr) {
-    ibv_qp_init_attr_ex uq{};
-    uq.qp_type = IBV_QPT_UD;
-    uq.send_cq = cq;
-    uq.recv_cq = cq;
-    uq.pd = pd;
-    uq.cap.max_send_wr = 16;
-    uq.cap.max_recv_wr = 16;
-    uq.cap.max_send_sge = 1;
-    uq.cap.max_recv_sge = 1;
-    uq.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS;
+    ibv_qp_init_attr_ex uq = QpAttrEx(IBV_QPT_UD, pd, cq, 16, 16);
+    uq.comp_mask |= IBV_QP_INIT_ATTR_CREATE_FLAGS;
     uq.create_flags = IBV_QP_CREATE_SOURCE_QPN;
     uq.source_qpn = ud->qp_num;
     underlay = Step("ibv_create_qp_ex(UD, source QPN)", ibv_create_qp_ex(ctx, &uq));

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -42,5 +43,44 @@ inline bool WriteSelf(uint64_t addr, const void* in, size_t len) {
   iovec remote{reinterpret_cast<void*>(addr), len};
   return process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len);
 }
+
+// The dup family for a shim that follows its fds into their copies: each forwards to the next
+// definition and, when a new fd for `fd` exists, calls hook(fd, new_fd). The functions have
+// internal linkage on purpose: their static "next definition" pointers must not be merged
+// across the two shims of one process (each shim's next is a different library).
+using DupHook = void (*)(int oldfd, int newfd);
+
+namespace {
+
+inline int DupVia(int fd, DupHook hook) {
+  static auto real = Real<int (*)(int)>("dup");
+  const int n = real(fd);
+  if (n >= 0) hook(fd, n);
+  return n;
+}
+
+inline int Dup2Via(int fd, int newfd, DupHook hook) {
+  static auto real = Real<int (*)(int, int)>("dup2");
+  const int n = real(fd, newfd);
+  if (n >= 0 && n != fd) hook(fd, n);
+  return n;
+}
+
+inline int Dup3Via(int fd, int newfd, int flags, DupHook hook) {
+  static auto real = Real<int (*)(int, int, int)>("dup3");
+  const int n = real(fd, newfd, flags);
+  if (n >= 0) hook(fd, n);
+  return n;
+}
+
+// fcntl() with its one argument (an int or a pointer: passed on as a pointer-sized word).
+inline int FcntlVia(int fd, int cmd, void* arg, DupHook hook) {
+  static auto real = Real<int (*)(int, int, ...)>("fcntl");
+  const int n = real(fd, cmd, arg);
+  if (n >= 0 && (cmd == F_DUPFD || cmd == F_DUPFD_CLOEXEC)) hook(fd, n);
+  return n;
+}
+
+}  // namespace
 
 }  // namespace rxp::preload
