@@ -630,6 +630,14 @@ int WExQueryDevice(WCall& c) {
   drv.striding_rq_caps.min_single_wqe_log_num_of_strides = 3;
   drv.striding_rq_caps.max_single_wqe_log_num_of_strides = 16;
   drv.striding_rq_caps.supported_qpts = 1u << IB_UVERBS_QPT_RAW_PACKET;
+  // Packet pacing on raw packet QPs, with burst control (MLX5_CAP_QOS packet_pacing_*).
+  drv.packet_pacing_caps.qp_rate_limit_min = 1000;        // kbps
+  drv.packet_pacing_caps.qp_rate_limit_max = 100000000;   // kbps
+  drv.packet_pacing_caps.supported_qpts = 1u << IB_UVERBS_QPT_RAW_PACKET;
+  drv.packet_pacing_caps.cap_flags = MLX5_IB_PP_SUPPORT_BURST;
+  // DCI streams (log_max_dci_stream_channels, log_max_dci_errored_streams).
+  drv.dci_streams_caps.max_log_num_concurent = 4;
+  drv.dci_streams_caps.max_log_num_errored = 3;
   if (c.driver.outlen != 0)
     if (int e = CopyToUdata(c.driver, &drv, drv.response_length)) return e;
   ib_uverbs_ex_query_device_resp resp{};
@@ -823,6 +831,14 @@ int Mlx5CreateCq(const Udata& u, uint32_t cqe, uint32_t flags, uint32_t& entries
       ucmd.reserved1 != 0)
     return -EINVAL;
   if (!Pinnable(ucmd.buf_addr) || !Pinnable(ucmd.db_addr)) return -EFAULT;
+  if (ucmd.cqe_comp_en == 1) {  // cqe_compression(_128) are on; no stride index format
+    if (ucmd.cqe_comp_res_format == MLX5_IB_CQE_RES_FORMAT_CSUM_STRIDX) return -EOPNOTSUPP;
+    if (ucmd.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_HASH &&
+        ucmd.cqe_comp_res_format != MLX5_IB_CQE_RES_FORMAT_CSUM)
+      return -EINVAL;
+  }
+  if ((ucmd.flags & MLX5_IB_CREATE_CQ_FLAGS_CQE_128B_PAD) != 0 && ucmd.cqe_size != 128)
+    return -EOPNOTSUPP;
   cqn = g_next_cqn++;
   entries_out = entries - 1;
   return CopyToUdata(u, &cqn, sizeof(cqn));
@@ -967,6 +983,7 @@ int Mlx5CreateQp(File& f, const Udata& u, const QpCreate& q, uint32_t& qpn, bool
     if (q.qp_type == IB_UVERBS_QPT_DRIVER &&
         (flags & (MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_TYPE_DCI)) == 0)
       return -EINVAL;
+    flags &= ~U32(MLX5_QP_FLAG_DCI_STREAM);  // log_max_dci_stream_channels != 0
     flags &= ~U32(MLX5_QP_FLAG_TYPE_DCI | MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_SIGNATURE |
                MLX5_QP_FLAG_SCATTER_CQE | MLX5_QP_FLAG_ALLOW_SCATTER_CQE |
                MLX5_QP_FLAG_BFREG_INDEX | MLX5_QP_FLAG_UAR_PAGE_INDEX);
@@ -1142,23 +1159,91 @@ int WQueryQp(WCall& c) {  // ib_uverbs_query_qp
   return Response(c, &resp, sizeof(resp));
 }
 
-// ib_modify_qp_is_ok() for the transitions a workload makes; anything else is refused.
-bool TransitionOk(uint32_t cur, uint32_t next) {
-  if (next == kQpsReset || next == kQpsErr) return true;
-  switch (cur) {
-    case kQpsReset: return next == kQpsInit;
-    case kQpsInit: return next == kQpsInit || next == kQpsRtr;
-    case kQpsRtr: return next == kQpsRts;
-    case kQpsRts: return next == kQpsRts || next == kQpsSqd;
-    case kQpsSqd: return next == kQpsRts || next == kQpsSqd;
-    default: return false;
-  }
+// enum ib_qp_attr_mask (ib_verbs.h).
+constexpr uint32_t kAmState = 1u << 0, kAmCurState = 1u << 1, kAmAccess = 1u << 3;
+constexpr uint32_t kAmPkey = 1u << 4, kAmPort = 1u << 5, kAmQkey = 1u << 6, kAmAv = 1u << 7;
+constexpr uint32_t kAmPathMtu = 1u << 8, kAmTimeout = 1u << 9, kAmRetryCnt = 1u << 10;
+constexpr uint32_t kAmRnrRetry = 1u << 11, kAmRqPsn = 1u << 12, kAmMaxQpRdAtomic = 1u << 13;
+constexpr uint32_t kAmAltPath = 1u << 14, kAmMinRnrTimer = 1u << 15, kAmSqPsn = 1u << 16;
+constexpr uint32_t kAmMaxDestRdAtomic = 1u << 17, kAmPathMigState = 1u << 18;
+constexpr uint32_t kAmDestQpn = 1u << 20, kAmRateLimit = 1u << 25;
+
+// is_valid_mask() (hw/mlx5/qp.c): every required bit, nothing beyond required | optional.
+bool ValidMask(uint32_t mask, uint32_t req, uint32_t opt) {
+  return (mask & req) == req && (mask & ~(req | opt)) == 0;
 }
 
-// ib_uverbs_modify_qp / ex_modify_qp -> modify_qp() -> mlx5_ib_modify_qp.
+// The required / optional attributes of a QP state transition: the IB spec's QP state table
+// as ib_modify_qp_is_ok() (core/verbs.c) encodes it, for the transitions this fake serves
+// (RESET, INIT, RTR, RTS, ERR) and the QP types libmlx5 creates with verbs QPs.
+bool ModifyQpIsOk(uint32_t cur, uint32_t next, uint32_t type, uint32_t mask) {
+  if ((mask & kAmCurState) != 0 && cur != kQpsRtr && cur != kQpsRts && cur != kQpsSqd &&
+      cur != kQpsSqe)
+    return false;
+  const bool ud = type == IB_UVERBS_QPT_UD, uc = type == IB_UVERBS_QPT_UC;
+  const bool rc = type == IB_UVERBS_QPT_RC, raw = type == IB_UVERBS_QPT_RAW_PACKET;
+  const bool ini = type == IB_UVERBS_QPT_XRC_INI, tgt = type == IB_UVERBS_QPT_XRC_TGT;
+  const bool connected = uc || rc || ini || tgt;
+  uint32_t req = 0, opt = 0;
+  if (next == kQpsReset || next == kQpsErr) {
+    if (cur == kQpsReset && next == kQpsErr) return false;
+  } else if (cur == kQpsReset && next == kQpsInit) {
+    req = ud ? kAmPkey | kAmPort | kAmQkey : raw ? kAmPort : kAmPkey | kAmPort | kAmAccess;
+    if (!ud && !raw && !connected) return false;
+  } else if (cur == kQpsInit && next == kQpsInit) {
+    opt = ud ? kAmPkey | kAmPort | kAmQkey : connected ? kAmPkey | kAmPort | kAmAccess : 0;
+  } else if (cur == kQpsInit && next == kQpsRtr) {
+    if (uc || ini) req = kAmAv | kAmPathMtu | kAmDestQpn | kAmRqPsn;
+    if (rc || tgt)
+      req = kAmAv | kAmPathMtu | kAmDestQpn | kAmRqPsn | kAmMaxDestRdAtomic | kAmMinRnrTimer;
+    opt = ud ? kAmPkey | kAmQkey : connected ? kAmAltPath | kAmAccess | kAmPkey : 0;
+  } else if (cur == kQpsRtr && next == kQpsRts) {
+    if (ud || uc) req = kAmSqPsn;
+    if (rc || ini) req = kAmTimeout | kAmRetryCnt | kAmRnrRetry | kAmSqPsn | kAmMaxQpRdAtomic;
+    if (tgt) req = kAmTimeout | kAmSqPsn;
+    opt = ud    ? kAmCurState | kAmQkey
+          : raw ? kAmRateLimit
+                : kAmCurState | kAmAltPath | kAmAccess | kAmPathMigState |
+                      (rc || tgt ? kAmMinRnrTimer : 0);
+  } else if (cur == kQpsRts && next == kQpsRts) {
+    opt = ud    ? kAmCurState | kAmQkey
+          : raw ? kAmRateLimit
+                : kAmCurState | kAmAccess | kAmAltPath | kAmPathMigState |
+                      (rc || tgt ? kAmMinRnrTimer : 0);
+  } else {
+    return false;  // SQD / SQE: not served
+  }
+  return ValidMask(mask & ~kAmState, req, opt);
+}
+
+// modify_dci_qp_is_ok() (hw/mlx5/qp.c).
+bool ModifyDciIsOk(uint32_t cur, uint32_t next, uint32_t mask) {
+  if (next == kQpsReset) return ValidMask(mask, kAmState, 0);
+  if (cur == kQpsReset && next == kQpsInit) return ValidMask(mask, kAmState | kAmPkey | kAmPort, 0);
+  if (cur == kQpsInit && next == kQpsInit) return ValidMask(mask, kAmState, kAmPkey | kAmPort);
+  if (cur == kQpsInit && next == kQpsRtr)
+    return ValidMask(mask, kAmState | kAmPathMtu, kAmPkey | kAmAv);
+  if (cur == kQpsRtr && next == kQpsRts)
+    return ValidMask(mask, kAmState | kAmTimeout | kAmRetryCnt | kAmRnrRetry |
+                               kAmMaxQpRdAtomic | kAmSqPsn, kAmMinRnrTimer);
+  if (cur == kQpsRts && next == kQpsRts) return ValidMask(mask, kAmState, kAmMinRnrTimer);
+  if (cur != kQpsReset && next == kQpsErr) return ValidMask(mask, kAmState, 0);
+  return false;
+}
+
+// mlx5_ib_modify_dct (hw/mlx5/qp.c): RESET -> INIT -> RTR, each with exactly its attributes.
+bool ModifyDctIsOk(uint32_t cur, uint32_t next, uint32_t mask) {
+  if ((mask & kAmState) == 0) return false;
+  if (cur == kQpsReset && next == kQpsInit)
+    return ValidMask(mask, kAmState | kAmAccess | kAmPkey | kAmPort, 0);
+  if (cur == kQpsInit && next == kQpsRtr)
+    return ValidMask(mask, kAmState | kAmMinRnrTimer | kAmAv | kAmPathMtu, 0);
+  return next == kQpsReset || next == kQpsErr;
+}
+
 // ib_uverbs_modify_qp / ex_modify_qp -> modify_qp() -> mlx5_ib_modify_qp (mlx5_ib_modify_dct
 // for DC targets), including the driver response (ECE options, the DCT number).
-int ModifyQp(WCall& c, const ib_uverbs_modify_qp& b, bool ex) {
+int ModifyQp(WCall& c, const ib_uverbs_modify_qp& b, bool ex, uint32_t rate_limit) {
   Obj* qp = nullptr;
   if (int e = Lookup(*c.file, b.qp_handle, UVERBS_OBJECT_QP, qp)) return e;
   if ((b.attr_mask & ~(kQpAttrStandardBits | (ex ? kQpRateLimit : 0))) != 0) return -EOPNOTSUPP;
@@ -1173,10 +1258,21 @@ int ModifyQp(WCall& c, const ib_uverbs_modify_qp& b, bool ex) {
     if (ucmd.comp_mask != 0 || ucmd.burst_info.reserved != 0) return -EOPNOTSUPP;
   }
   const uint32_t next = (b.attr_mask & kQpState) != 0 ? b.qp_state : qp->state;
-  if (qp->underlay) {
+  // __mlx5_ib_modify_qp: raw packet QPs take the burst bounds of a rate limit.
+  if ((qp->qp_type == IB_UVERBS_QPT_RAW_PACKET || qp->underlay) &&
+      (b.attr_mask & kQpRateLimit) != 0 &&
+      (ucmd.burst_info.max_burst_sz != 0 || ucmd.burst_info.typical_pkt_sz != 0) &&
+      rate_limit == 0)
+    return -EINVAL;
+  if ((b.attr_mask & kQpState) != 0 && b.qp_state > kQpsErr) return -EINVAL;  // modify_qp()
+  if (qp->dct) {
+    if (!ModifyDctIsOk(qp->state, next, b.attr_mask)) return -EINVAL;
+  } else if (qp->underlay) {
     // An underlay QP takes only state changes (mlx5_ib_modify_qp: IB_QP_CREATE_SOURCE_QPN).
     if ((b.attr_mask & ~(kQpState | kQpCurState)) != 0) return -EINVAL;
-  } else if (!TransitionOk(qp->state, next)) {
+  } else if (qp->qp_type == IB_UVERBS_QPT_DRIVER) {  // a DCI
+    if (!ModifyDciIsOk(qp->state, next, b.attr_mask)) return -EINVAL;
+  } else if (!ModifyQpIsOk(qp->state, next, qp->qp_type, b.attr_mask)) {
     return -EINVAL;
   }
   if ((b.attr_mask & kQpPort) != 0 && b.port_num != 1) return -EINVAL;
@@ -1205,13 +1301,13 @@ int ModifyQp(WCall& c, const ib_uverbs_modify_qp& b, bool ex) {
 int WModifyQp(WCall& c) {
   ib_uverbs_modify_qp cmd;
   if (int e = Request(c, cmd)) return e;
-  return ModifyQp(c, cmd, false);
+  return ModifyQp(c, cmd, false, 0);
 }
 
 int WExModifyQp(WCall& c) {
   ib_uverbs_ex_modify_qp cmd;
   if (int e = Request(c, cmd)) return e;
-  if (int e = ModifyQp(c, cmd.base, true)) return e;
+  if (int e = ModifyQp(c, cmd.base, true, cmd.rate_limit)) return e;
   ib_uverbs_ex_modify_qp_resp resp{};
   resp.response_length = static_cast<uint32_t>(std::min(c.core.outlen, sizeof(resp)));
   return Response(c, &resp, sizeof(resp));
@@ -1371,6 +1467,14 @@ int Mlx5CreateWq(const Udata& u, uint32_t& wqn) {
     return -EOPNOTSUPP;
   if (int e = ReadUcmd(ucmd, u)) return e;
   if ((ucmd.comp_mask & ~U32(MLX5_IB_CREATE_WQ_STRIDING_RQ)) != 0) return -EOPNOTSUPP;
+  if ((ucmd.comp_mask & MLX5_IB_CREATE_WQ_STRIDING_RQ) != 0) {
+    // MLX5_{MIN,MAX}_SINGLE_STRIDE_LOG_NUM_BYTES = 6..13; log_of_strides_valid() with
+    // ext_stride_num_range: MLX5_EXT_MIN_SINGLE_WQE_LOG_NUM_STRIDES (3) ..16.
+    if (ucmd.single_stride_log_num_of_bytes < 6 || ucmd.single_stride_log_num_of_bytes > 13)
+      return -EINVAL;
+    if (ucmd.single_wqe_log_num_of_strides < 3 || ucmd.single_wqe_log_num_of_strides > 16)
+      return -EINVAL;
+  }
   if ((ucmd.flags & ~U32(MLX5_WQ_FLAG_SIGNATURE)) != 0) return -EOPNOTSUPP;
   if (!Pinnable(ucmd.buf_addr) || !Pinnable(ucmd.db_addr)) return -EFAULT;
   wqn = g_next_wqn++;

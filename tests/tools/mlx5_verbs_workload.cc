@@ -117,7 +117,7 @@ struct Path {
 
 // RESET -> INIT -> RTR -> RTS for a connected QP, looping back to itself (the fake kernel
 // checks the transitions, not the path).
-void ConnectRc(const char* what, ibv_qp* qp, const Path& path) {
+void ConnectRc(const char* what, ibv_qp* qp, const Path& path, bool uc = false) {
   char step[64];
   ibv_qp_attr a{};
   a.qp_state = IBV_QPS_INIT;
@@ -137,10 +137,10 @@ void ConnectRc(const char* what, ibv_qp* qp, const Path& path) {
   a.min_rnr_timer = 12;
   path.Fill(a.ah_attr);
   std::snprintf(step, sizeof(step), "ibv_modify_qp(%s, RTR)", what);
+  // UC has no RDMA reads and no RNR NAKs: those attributes are RC's only (IB spec QP table).
+  const int rc_rtr = uc ? 0 : IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
   if (!StepRc(step, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-                                                IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-                                                IBV_QP_MAX_DEST_RD_ATOMIC |
-                                                IBV_QP_MIN_RNR_TIMER)))
+                                                IBV_QP_DEST_QPN | IBV_QP_RQ_PSN | rc_rtr)))
     return;
   a = {};
   a.qp_state = IBV_QPS_RTS;
@@ -150,9 +150,9 @@ void ConnectRc(const char* what, ibv_qp* qp, const Path& path) {
   a.sq_psn = 0x1234;
   a.max_rd_atomic = 4;
   std::snprintf(step, sizeof(step), "ibv_modify_qp(%s, RTS)", what);
-  StepRc(step, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-                                         IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN |
-                                         IBV_QP_MAX_QP_RD_ATOMIC));
+  const int rc_rts =
+      uc ? 0 : IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC;
+  StepRc(step, ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN | rc_rts));
 }
 
 void ConnectUd(ibv_qp* qp) {
@@ -327,6 +327,11 @@ int main(int argc, char** argv) {
   cqa2.cqe = 32;
   cqa2.wc_flags = IBV_WC_STANDARD_FLAGS;
   ibv_cq_ex* dvcq = Step("mlx5dv_create_cq(cqe_size 128)", mlx5dv_create_cq(ctx, &cqa2, &dvcqa));
+  // CQE compression (mini CQEs carrying the RSS hash).
+  mlx5dv_cq_init_attr zcqa{};
+  zcqa.comp_mask = MLX5DV_CQ_INIT_ATTR_MASK_COMPRESSED_CQE;
+  zcqa.cqe_comp_res_format = MLX5DV_CQE_RES_FORMAT_HASH;
+  ibv_cq_ex* zcq = Step("mlx5dv_create_cq(compressed)", mlx5dv_create_cq(ctx, &cqa2, &zcqa));
   if (cqex != nullptr) {
     ibv_modify_cq_attr mod{};
     mod.attr_mask = IBV_CQ_ATTR_MODERATE;
@@ -367,7 +372,7 @@ int main(int argc, char** argv) {
     StepRc("mlx5dv_init_obj(QP)", mlx5dv_init_obj(&obj, MLX5DV_OBJ_QP));
   }
   ibv_qp* uc = CreateQp("ibv_create_qp(UC)", pd, cqs, IBV_QPT_UC);
-  if (uc != nullptr) ConnectRc("UC", uc, path);
+  if (uc != nullptr) ConnectRc("UC", uc, path, true);
   ibv_qp* ud = CreateQp("ibv_create_qp(UD)", pd, cqs, IBV_QPT_UD);
   if (ud != nullptr) ConnectUd(ud);
   ibv_qp* rc_srq = srq != nullptr ? CreateQp("ibv_create_qp(RC, SRQ)", pd, cqs, IBV_QPT_RC, srq)
@@ -388,9 +393,6 @@ int main(int argc, char** argv) {
       Report("ibv_query_ece", false);
     }
     ConnectRc("RC ex", rcx, path);
-    ibv_qp_attr rl{};
-    rl.rate_limit = 1000;
-    StepRc("ibv_modify_qp(rate limit)", ibv_modify_qp(rcx, &rl, IBV_QP_RATE_LIMIT));
   }
   // Scatter-to-CQE and signature flags through mlx5dv_create_qp.
   mlx5dv_qp_init_attr dvqa{};
@@ -419,6 +421,7 @@ int main(int argc, char** argv) {
 
   // DC: an initiator and a target (on the SRQ).
   ibv_qp* dci = nullptr;
+  ibv_qp* dci_streams = nullptr;
   ibv_qp* dct = nullptr;
   {
     ibv_qp_init_attr_ex dx = QpAttrEx(IBV_QPT_DRIVER, pd, cq, 16, 0);
@@ -427,6 +430,12 @@ int main(int argc, char** argv) {
     da.comp_mask = MLX5DV_QP_INIT_ATTR_MASK_DC;
     da.dc_init_attr.dc_type = MLX5DV_DCTYPE_DCI;
     dci = Step("mlx5dv_create_qp(DCI)", mlx5dv_create_qp(ctx, &dx, &da));
+    // A DCI with streams (mlx5_ib_create_qp.dci_streams).
+    mlx5dv_qp_init_attr ds = da;
+    ds.comp_mask |= MLX5DV_QP_INIT_ATTR_MASK_DCI_STREAMS;
+    ds.dc_init_attr.dci_streams.log_num_concurent = 2;
+    ds.dc_init_attr.dci_streams.log_num_errored = 1;
+    dci_streams = Step("mlx5dv_create_qp(DCI, streams)", mlx5dv_create_qp(ctx, &dx, &ds));
     if (srq != nullptr) {
       dx.cap = {};
       dx.srq = srq;
@@ -490,10 +499,31 @@ int main(int argc, char** argv) {
   // Raw packet QP, WQ, RWQ indirection table, RSS QP: Ethernet only.
   ibv_qp* raw = nullptr;
   ibv_wq* wq = nullptr;
+  ibv_wq* swq = nullptr;
   ibv_rwq_ind_table* ind = nullptr;
   ibv_qp* rss = nullptr;
   if (!path.ib) {
     raw = CreateQp("ibv_create_qp(RAW_PACKET)", pd, cqs, IBV_QPT_RAW_PACKET);
+    if (raw != nullptr) {
+      // INIT (with the port) -> RTR -> RTS, then pace it: a rate limit with burst bounds.
+      ibv_qp_attr a{};
+      a.qp_state = IBV_QPS_INIT;
+      a.port_num = 1;
+      bool up = StepRc("ibv_modify_qp(RAW_PACKET, INIT)",
+                       ibv_modify_qp(raw, &a, IBV_QP_STATE | IBV_QP_PORT));
+      a = {};
+      a.qp_state = IBV_QPS_RTR;
+      up = up && StepRc("ibv_modify_qp(RAW_PACKET, RTR)", ibv_modify_qp(raw, &a, IBV_QP_STATE));
+      a.qp_state = IBV_QPS_RTS;
+      up = up && StepRc("ibv_modify_qp(RAW_PACKET, RTS)", ibv_modify_qp(raw, &a, IBV_QP_STATE));
+      if (up) {
+        ibv_qp_rate_limit_attr rl{};
+        rl.rate_limit = 100000;  // kbps
+        rl.max_burst_sz = 4096;
+        rl.typical_pkt_sz = 1500;
+        StepRc("ibv_modify_qp_rate_limit(burst)", ibv_modify_qp_rate_limit(raw, &rl));
+      }
+    }
     ibv_wq_init_attr wa{};
     wa.wq_type = IBV_WQT_RQ;
     wa.max_wr = 64;
@@ -501,6 +531,13 @@ int main(int argc, char** argv) {
     wa.pd = pd;
     wa.cq = cq;
     wq = Step("ibv_create_wq", ibv_create_wq(ctx, &wa));
+    // A striding (multi-packet) receive queue: 512 strides of 64 bytes per WQE.
+    mlx5dv_wq_init_attr swa{};
+    swa.comp_mask = MLX5DV_WQ_INIT_ATTR_MASK_STRIDING_RQ;
+    swa.striding_rq_attrs.single_stride_log_num_of_bytes = 6;
+    swa.striding_rq_attrs.single_wqe_log_num_of_strides = 9;
+    swa.striding_rq_attrs.two_byte_shift_en = 0;
+    swq = Step("mlx5dv_create_wq(striding)", mlx5dv_create_wq(ctx, &wa, &swa));
     if (wq != nullptr) {
       ibv_wq_attr wm{};
       wm.attr_mask = IBV_WQ_ATTR_STATE;
@@ -682,6 +719,7 @@ int main(int argc, char** argv) {
   if (underlay != nullptr) Destroy("ibv_destroy_qp(underlay)", ibv_destroy_qp(underlay));
   if (rss != nullptr) Destroy("ibv_destroy_qp(RSS)", ibv_destroy_qp(rss));
   if (ind != nullptr) Destroy("ibv_destroy_rwq_ind_table", ibv_destroy_rwq_ind_table(ind));
+  if (swq != nullptr) Destroy("ibv_destroy_wq(striding)", ibv_destroy_wq(swq));
   if (wq != nullptr) Destroy("ibv_destroy_wq", ibv_destroy_wq(wq));
   if (raw != nullptr) Destroy("ibv_destroy_qp(RAW_PACKET)", ibv_destroy_qp(raw));
   if (xtgt != nullptr) Destroy("ibv_destroy_qp(XRC_RECV)", ibv_destroy_qp(xtgt));
@@ -689,6 +727,8 @@ int main(int argc, char** argv) {
   if (xsrq != nullptr) Destroy("ibv_destroy_srq(XRC)", ibv_destroy_srq(xsrq));
   if (xrcd != nullptr) Destroy("ibv_close_xrcd", ibv_close_xrcd(xrcd));
   if (dct != nullptr) Destroy("ibv_destroy_qp(DCT)", ibv_destroy_qp(dct));
+  if (dci_streams != nullptr)
+    Destroy("ibv_destroy_qp(DCI, streams)", ibv_destroy_qp(dci_streams));
   if (dci != nullptr) Destroy("ibv_destroy_qp(DCI)", ibv_destroy_qp(dci));
   if (rctd != nullptr) Destroy("ibv_destroy_qp(thread domain)", ibv_destroy_qp(rctd));
   if (parent != nullptr) Destroy("ibv_dealloc_pd(parent domain)", ibv_dealloc_pd(parent));
@@ -700,6 +740,7 @@ int main(int argc, char** argv) {
   if (uc != nullptr) Destroy("ibv_destroy_qp(UC)", ibv_destroy_qp(uc));
   if (rc != nullptr) Destroy("ibv_destroy_qp(RC)", ibv_destroy_qp(rc));
   if (srq != nullptr) Destroy("ibv_destroy_srq", ibv_destroy_srq(srq));
+  if (zcq != nullptr) Destroy("ibv_destroy_cq(compressed)", ibv_destroy_cq(ibv_cq_ex_to_cq(zcq)));
   if (dvcq != nullptr) Destroy("ibv_destroy_cq(mlx5dv)", ibv_destroy_cq(ibv_cq_ex_to_cq(dvcq)));
   if (cqex != nullptr) Destroy("ibv_destroy_cq(ex)", ibv_destroy_cq(ibv_cq_ex_to_cq(cqex)));
   Destroy("ibv_destroy_cq", ibv_destroy_cq(cq));
