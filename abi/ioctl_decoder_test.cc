@@ -274,9 +274,9 @@ TEST_CASE("an mlx5 underlay UD QP (source QPN) pins sq_buf_addr on both paths", 
   ex.qp_type = IB_UVERBS_QPT_UD;
   ex.create_flags = 1u << 10;  // IB_QP_CREATE_SOURCE_QPN
   const mlx5_ib_create_qp ucmd{};
-  auto w = DecodeWrite(testing::ExWrite(IB_USER_VERBS_EX_CMD_CREATE_QP, ex, 0x2000, 5,
-                                        testing::Bytes(ucmd), 5),
-                       kMlx5);
+  const auto bytes = testing::ExWrite(IB_USER_VERBS_EX_CMD_CREATE_QP, ex, 0x2000, 5,
+                                      testing::Bytes(ucmd), 5);
+  auto w = DecodeWrite(bytes, kMlx5);  // its spans point into `bytes`
   REQUIRE(w.ok());
   const DriverPayload* p = w->command->drivers.For(Driver::kMlx5);
   REQUIRE(p != nullptr);
