@@ -50,6 +50,7 @@ constexpr Field kCreateCqFields[] = {
     F(mlx5_ib_create_cq, db_addr, kPinnedVa),
     F(mlx5_ib_create_cq, cqe_size, kU32),
     F(mlx5_ib_create_cq, cqe_comp_en, kU8),
+    F(mlx5_ib_create_cq, cqe_comp_res_format, kU8),  // enum mlx5_ib_cqe_comp_res_format
     F(mlx5_ib_create_cq, flags, kHex32),
     F(mlx5_ib_create_cq, uar_page_index, kU16),
 };
@@ -69,10 +70,17 @@ constexpr Field kCreateSrqRespFields[] = {F(mlx5_ib_create_srq_resp, srqn, kHex3
 // mlx5_ib_create_qp is read four ways (hw/mlx5/qp.c create_qp, create_user_qp,
 // create_raw_packet_qp, create_dct, create_xrc_tgt_qp):
 //  - plain QPs pin buf_addr and db_addr; the union at offset 40 is unused (0);
-//  - RAW_PACKET QPs and QPs with IB_QP_CREATE_SOURCE_QPN also pin sq_buf_addr;
+//  - RAW_PACKET QPs and QPs with IB_QP_CREATE_SOURCE_QPN (an IPoIB underlay UD QP: the
+//    EX_CREATE_QP flag, or QP.CREATE's SOURCE_QPN attribute) also pin sq_buf_addr;
 //  - DCTs (flags & MLX5_QP_FLAG_TYPE_DCT) pin nothing; offset 40 is the DC access key;
 //  - XRC_TGT QPs pin nothing;
 // and QPs with an RWQ indirection table (RSS) carry mlx5_ib_create_qp_rss instead.
+// A DCI's streams (MLX5_QP_FLAG_DCI_STREAM; process_vendor_flags, create_dci).
+constexpr Field kDciStreamsFields[] = {
+    F(mlx5_ib_create_qp_dci_streams, log_num_concurent, kU8),
+    F(mlx5_ib_create_qp_dci_streams, log_num_errored, kU8),
+};
+extern const Layout kDciStreams;
 constexpr Field kCreateQpFields[] = {
     F(mlx5_ib_create_qp, buf_addr, kPinnedVa),
     F(mlx5_ib_create_qp, db_addr, kPinnedVa),
@@ -84,6 +92,7 @@ constexpr Field kCreateQpFields[] = {
     F(mlx5_ib_create_qp, bfreg_index, kU32),
     F(mlx5_ib_create_qp, sq_buf_addr, kReserved),
     F(mlx5_ib_create_qp, ece_options, kHex32),
+    F(mlx5_ib_create_qp, dci_streams, kStruct).Nested(&kDciStreams),
 };
 constexpr Field kCreateQpRawFields[] = {
     F(mlx5_ib_create_qp, buf_addr, kPinnedVa),
@@ -130,8 +139,15 @@ constexpr Field kCreateQpRespFields[] = {
     F(mlx5_ib_create_qp_resp, sqn, kHex32),
     F(mlx5_ib_create_qp_resp, tir_icm_addr, kHex64),
 };
+// The burst bounds of a raw packet QP's rate limit (__mlx5_ib_modify_qp).
+constexpr Field kBurstInfoFields[] = {
+    F(mlx5_ib_burst_info, max_burst_sz, kU32),
+    F(mlx5_ib_burst_info, typical_pkt_sz, kU16),
+};
+extern const Layout kBurstInfo;
 constexpr Field kModifyQpFields[] = {
     F(mlx5_ib_modify_qp, comp_mask, kHex32),
+    F(mlx5_ib_modify_qp, burst_info, kStruct).Nested(&kBurstInfo),
     F(mlx5_ib_modify_qp, ece_options, kHex32),
 };
 constexpr Field kModifyQpRespFields[] = {
@@ -146,6 +162,11 @@ constexpr Field kCreateWqFields[] = {
     F(mlx5_ib_create_wq, rq_wqe_shift, kU32),
     F(mlx5_ib_create_wq, user_index, kU32),
     F(mlx5_ib_create_wq, flags, kHex32),
+    // MLX5_IB_CREATE_WQ_STRIDING_RQ: a multi-packet RQ (prepare_user_rq).
+    F(mlx5_ib_create_wq, comp_mask, kHex32),
+    F(mlx5_ib_create_wq, single_stride_log_num_of_bytes, kU32),
+    F(mlx5_ib_create_wq, single_wqe_log_num_of_strides, kU32),
+    F(mlx5_ib_create_wq, two_byte_shift_en, kU32),
 };
 constexpr Field kCreateWqRespFields[] = {F(mlx5_ib_create_wq_resp, response_length, kU32)};
 constexpr Field kModifyWqFields[] = {F(mlx5_ib_modify_wq, comp_mask, kHex32)};
@@ -153,12 +174,15 @@ constexpr Field kCreateRwqIndTblRespFields[] = {
     F(mlx5_ib_create_rwq_ind_tbl_resp, response_length, kU32),
 };
 // mlx5_ib_create_flow: followed by ncounters_data mlx5_ib_flow_counters_data entries whose
-// counters_data is a user pointer the kernel copies from (flow_counters_set_data()).
+// counters_data is a user pointer the kernel copies from: ncounters descriptors of 8 bytes
+// (hw/mlx5/counters.c: mlx5_ib_flow_counters_set_data copies
+// sizeof(struct mlx5_ib_flow_counters_desc) * ncounters bytes).
 constexpr Field kCreateFlowFields[] = {
     F(mlx5_ib_create_flow, ncounters_data, kU32),
 };
 constexpr Field kFlowCountersDataFields[] = {
-    F(mlx5_ib_flow_counters_data, counters_data, kUserPtr).Len("ncounters"),
+    F(mlx5_ib_flow_counters_data, counters_data, kUserPtr)
+        .Len("ncounters", sizeof(mlx5_ib_flow_counters_desc)),
     F(mlx5_ib_flow_counters_data, ncounters, kU32),
 };
 constexpr Field kQueryPortUapiFields[] = {
@@ -204,6 +228,8 @@ constexpr Field kRxeModifySrqFields[] = {
 #define RXP_LAYOUT(var, Struct, fields) const Layout var{#Struct, sizeof(Struct), fields}
 
 namespace {
+RXP_LAYOUT(kDciStreams, mlx5_ib_create_qp_dci_streams, kDciStreamsFields);
+RXP_LAYOUT(kBurstInfo, mlx5_ib_burst_info, kBurstInfoFields);
 RXP_LAYOUT(kAllocUcontextReq, mlx5_ib_alloc_ucontext_req_v2, kAllocUcontextReqFields);
 RXP_LAYOUT(kQueryDeviceResp, mlx5_ib_query_device_resp, kQueryDeviceRespFields);
 RXP_LAYOUT(kAllocPdResp, mlx5_ib_alloc_pd_resp, kAllocPdRespFields);
@@ -260,9 +286,9 @@ const Layout* SelectMlx5CreateQp(const PayloadContext& c) {
   if (c.qp_type == IB_UVERBS_QPT_DRIVER && (flags & MLX5_QP_FLAG_TYPE_DCT) != 0)
     return &kCreateQpDct;
   if (c.qp_type == IB_UVERBS_QPT_XRC_TGT) return &kCreateQpNoBuf;
-  constexpr uint32_t kSourceQpn = 1u << 10;  // IB_QP_CREATE_SOURCE_QPN (ib_verbs.h)
-  if (c.qp_type == IB_UVERBS_QPT_RAW_PACKET || (c.create_flags & kSourceQpn) != 0)
-    return &kCreateQpRaw;
+  // create_user_qp(): `init_attr->qp_type == IB_QPT_RAW_PACKET || qp->flags &
+  // IB_QP_CREATE_SOURCE_QPN` -> create_raw_packet_qp(), which pins sq_buf_addr too.
+  if (c.qp_type == IB_UVERBS_QPT_RAW_PACKET || c.has_source_qpn) return &kCreateQpRaw;
   return &kCreateQpReq;
 }
 

@@ -152,6 +152,8 @@ PayloadContext DriverContext(const IoctlRequest& r, std::span<const std::byte> d
     if (const IoctlAttr* f = r.Find(UVERBS_ATTR_CREATE_QP_FLAGS)) c.create_flags =
         static_cast<uint32_t>(f->InlineValue());
     c.has_rwq_ind_table = r.Find(UVERBS_ATTR_CREATE_QP_IND_TABLE_HANDLE) != nullptr;
+    // UVERBS_HANDLER(UVERBS_METHOD_QP_CREATE): the attribute sets IB_QP_CREATE_SOURCE_QPN.
+    c.has_source_qpn = r.Find(UVERBS_ATTR_CREATE_QP_SOURCE_QPN) != nullptr;
   }
   return c;
 }

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "abi/testing/request_builder.h"
+#include "abi/write_decoder.h"
 
 namespace rxp::abi {
 namespace {
@@ -231,6 +232,56 @@ TEST_CASE("INVOKE_WRITE resolves the wrapped legacy command", "[ioctl]") {
   CHECK(DecodeErrno(invoke(0x100, 40, 8)) == EINVAL);
   CHECK(DecodeErrno(invoke(IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE,
                            8, 184)) == 0);
+}
+
+// An mlx5 QP.CREATE as libmlx5 sends it for a UD QP; `source_qpn` adds the SOURCE_QPN attribute
+// rdma-core sends for IBV_QP_CREATE_SOURCE_QPN (libibverbs cmd_qp.c: the flag itself is not).
+std::vector<std::byte> Mlx5UdQpCreate(bool source_qpn) {
+  IoctlBuilder b(UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE, RDMA_DRIVER_MLX5);
+  b.Handle(UVERBS_ATTR_CREATE_QP_HANDLE, 0)
+      .Handle(UVERBS_ATTR_CREATE_QP_PD_HANDLE, 1, kOpt)
+      .Handle(UVERBS_ATTR_CREATE_QP_SEND_CQ_HANDLE, 2, kOpt)
+      .Handle(UVERBS_ATTR_CREATE_QP_RECV_CQ_HANDLE, 2, kOpt)
+      .Inline(UVERBS_ATTR_CREATE_QP_TYPE, IB_UVERBS_QPT_UD, 8)
+      .Inline(UVERBS_ATTR_CREATE_QP_USER_HANDLE, 0x5500, 8)
+      .Pointer(UVERBS_ATTR_CREATE_QP_CAP, 0x1000, sizeof(ib_uverbs_qp_cap))
+      .Pointer(UVERBS_ATTR_CREATE_QP_RESP_CAP, 0x1100, sizeof(ib_uverbs_qp_cap))
+      .Pointer(UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, 0x1200, 4)
+      .Pointer(UVERBS_ATTR_UHW_IN, 0x1300, sizeof(mlx5_ib_create_qp), kOpt);
+  if (source_qpn) b.Inline(UVERBS_ATTR_CREATE_QP_SOURCE_QPN, 0x1e6, 4, kOpt);
+  return b.Build();
+}
+
+const Layout* Mlx5CreateQpLayout(const std::vector<std::byte>& bytes) {
+  IoctlRequest r;
+  REQUIRE(DecodeIoctl(bytes, kMlx5, r).ok());
+  const DriverPayload* p = DriverPayloadFor(r, kMlx5);
+  REQUIRE(p != nullptr);
+  return p->InFor(DriverContext(r, {}));
+}
+
+// create_user_qp() (hw/mlx5/qp.c) sends a QP with IB_QP_CREATE_SOURCE_QPN -- set from the
+// SOURCE_QPN attribute by UVERBS_HANDLER(UVERBS_METHOD_QP_CREATE) -- to create_raw_packet_qp(),
+// which pins the separate send queue at sq_buf_addr (captured: mlx5_verbs_ib.jsonl).
+TEST_CASE("an mlx5 underlay UD QP (source QPN) pins sq_buf_addr on both paths", "[ioctl]") {
+  const Layout* plain = Mlx5CreateQpLayout(Mlx5UdQpCreate(false));
+  CHECK(plain->Find("sq_buf_addr")->kind == FieldKind::kReserved);
+  const Layout* underlay = Mlx5CreateQpLayout(Mlx5UdQpCreate(true));
+  CHECK(underlay->c_name == "mlx5_ib_create_qp (raw packet)");
+  CHECK(underlay->Find("sq_buf_addr")->kind == FieldKind::kPinnedVa);
+
+  ib_uverbs_ex_create_qp ex{};
+  ex.qp_type = IB_UVERBS_QPT_UD;
+  ex.create_flags = 1u << 10;  // IB_QP_CREATE_SOURCE_QPN
+  const mlx5_ib_create_qp ucmd{};
+  const auto bytes = testing::ExWrite(IB_USER_VERBS_EX_CMD_CREATE_QP, ex, 0x2000, 5,
+                                      testing::Bytes(ucmd), 5);
+  auto w = DecodeWrite(bytes, kMlx5);  // its spans point into `bytes`
+  REQUIRE(w.ok());
+  const DriverPayload* p = w->command->drivers.For(Driver::kMlx5);
+  REQUIRE(p != nullptr);
+  CHECK(p->InFor(DriverContext(*w->command, w->core, w->driver))->Find("sq_buf_addr")->kind ==
+        FieldKind::kPinnedVa);
 }
 
 }  // namespace

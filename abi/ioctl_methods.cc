@@ -605,6 +605,9 @@ constexpr Attr kMlx5SteeringAnchorCreate[] = {
         MLX5_IB_OBJECT_STEERING_ANCHOR, kNew, kMandatory),
     Const(ID(MLX5_IB_ATTR_STEERING_ANCHOR_FT_TYPE), "ft_type", kMandatory),
     In(ID(MLX5_IB_ATTR_STEERING_ANCHOR_PRIORITY), "priority", 2, kMandatory),
+    // The kernel declares FT_ID UVERBS_ATTR_PTR_IN(u32) but writes the table id to it with
+    // uverbs_copy_to() (hw/mlx5/fs.c, STEERING_ANCHOR_CREATE); rdma-core sends a pointer
+    // (fill_attr_out, mlx5_verbs.jsonl). Same length rule; an output pointer to translate.
     Out(ID(MLX5_IB_ATTR_STEERING_ANCHOR_FT_ID), "ft_id", 4, kMandatory),
 };
 constexpr Attr kMlx5SteeringAnchorDestroy[] = {

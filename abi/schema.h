@@ -75,7 +75,10 @@ struct Field {
   ObjectId object = kNoObject;          // kHandle
   const Layout* nested = nullptr;       // kStruct
   const NameTable* names = nullptr;     // kEnum, kFlags
-  std::string_view length_field;        // kPinnedVa / kUserPtr: sibling field with the length
+  // kPinnedVa / kUserPtr: the sibling field holding the buffer's length, in units of
+  // `length_unit` bytes (a count of elements when the kernel copies an array).
+  std::string_view length_field;
+  uint16_t length_unit = 1;
 
   static constexpr Field Make(std::string_view name, size_t offset, size_t size, FieldKind kind) {
     Field f;
@@ -88,7 +91,12 @@ struct Field {
   constexpr Field Obj(ObjectId o) const { Field f = *this; f.object = o; return f; }
   constexpr Field Nested(const Layout* l) const { Field f = *this; f.nested = l; return f; }
   constexpr Field Names(const NameTable* n) const { Field f = *this; f.names = n; return f; }
-  constexpr Field Len(std::string_view l) const { Field f = *this; f.length_field = l; return f; }
+  constexpr Field Len(std::string_view l, size_t unit = 1) const {
+    Field f = *this;
+    f.length_field = l;
+    f.length_unit = static_cast<uint16_t>(unit);
+    return f;
+  }
 };
 
 // RXP_FIELD(struct ib_uverbs_reg_mr, start, kPinnedVa): a field of a kernel UAPI struct, with
@@ -113,6 +121,9 @@ struct PayloadContext {
   uint32_t qp_type = 0;          // QP creation: enum ib_uverbs_qp_type
   uint32_t create_flags = 0;     // QP creation: enum ib_uverbs_qp_create_flags
   bool has_rwq_ind_table = false;
+  // QP creation: IB_QP_CREATE_SOURCE_QPN -- a create flag in EX_CREATE_QP, the presence of the
+  // SOURCE_QPN attribute in QP.CREATE (which rdma-core sends instead of the flag).
+  bool has_source_qpn = false;
   std::span<const std::byte> driver_in;  // the driver request itself
 };
 

@@ -158,7 +158,8 @@ TEST_CASE("every legacy command: minimal request decodes and prints; short ones 
       CHECK(r.error().errnum == EOPNOTSUPP);
       continue;
     }
-    auto r = DecodeWrite(MinimalWrite(c, c.req_size), rxe);
+    const auto bytes = MinimalWrite(c, c.req_size);
+    auto r = DecodeWrite(bytes, rxe);  // its spans point into `bytes`
     INFO((r.ok() ? std::string() : r.error().ToString()));
     REQUIRE(r.ok());
     CHECK(FormatWrite("uverbs0", *r, rxe, nullptr).find(c.short_name) != std::string::npos);

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <string>
 
+#include "abi/driver_payloads.h"
 #include "abi/payload.h"
 
 #ifndef RDMAPROXY_UAPI_DIR
@@ -115,6 +116,7 @@ void CheckLayout(const Layout& layout, std::set<const Layout*>& seen) {
     if (f.kind == FieldKind::kHandle) CHECK(f.object != kNoObject);
     if (f.kind == FieldKind::kEnum || f.kind == FieldKind::kFlags) CHECK(f.names != nullptr);
     if (!f.length_field.empty()) CHECK(layout.Find(f.length_field) != nullptr);
+    CHECK(f.length_unit >= 1);
   }
 }
 
@@ -237,6 +239,20 @@ TEST_CASE("every pinned address and every fd is typed", "[schema]") {
   CHECK(fds == 6);
   // rxe MODIFY_SRQ mmap_info_addr, rdma_cm SET_OPTION optval.
   CHECK(user_ptrs == 2);
+}
+
+// A translator bounces length_field * length_unit bytes. mlx5_ib_flow_counters_data.ncounters
+// counts 8-byte descriptors: mlx5_ib_flow_counters_set_data (hw/mlx5/counters.c) copies
+// sizeof(struct mlx5_ib_flow_counters_desc) * ncounters bytes from counters_data (libmlx5 sends
+// ncounters = 2 for a packets + bytes counter: mlx5_verbs.jsonl, EX_CREATE_FLOW).
+TEST_CASE("buffer lengths are in bytes or in elements of the kernel's array", "[schema]") {
+  const Field* counters = drivers::kMlx5FlowCountersData.Find("counters_data");
+  REQUIRE(counters != nullptr);
+  CHECK(counters->length_field == "ncounters");
+  CHECK(counters->length_unit == sizeof(mlx5_ib_flow_counters_desc));
+  const WriteCommand* reg_mr = FindWriteCommand(IB_USER_VERBS_CMD_REG_MR);
+  REQUIRE(reg_mr != nullptr);
+  CHECK(reg_mr->request->Find("start")->length_unit == 1);
 }
 
 }  // namespace

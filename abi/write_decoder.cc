@@ -101,6 +101,8 @@ PayloadContext DriverContext(const WriteCommand& c, std::span<const std::byte> c
     context.qp_type = static_cast<uint32_t>(ReadField(core, t->offset, t->size));
   if (const Field* f = c.request->Find("create_flags"))
     context.create_flags = static_cast<uint32_t>(ReadField(core, f->offset, f->size));
+  constexpr uint32_t kSourceQpn = 1u << 10;  // IB_QP_CREATE_SOURCE_QPN (ib_verbs.h)
+  context.has_source_qpn = (context.create_flags & kSourceQpn) != 0;
   // EX_CREATE_QP: rwq_ind_tbl_handle counts only with IB_UVERBS_CREATE_QP_MASK_IND_TABLE.
   if (const Field* m = c.request->Find("comp_mask"); m != nullptr && c.request->Find(
           "rwq_ind_tbl_handle") != nullptr)

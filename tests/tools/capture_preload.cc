@@ -6,11 +6,9 @@
 //   RXP_CAPTURE=/tmp/out.jsonl LD_PRELOAD=.../librxp_capture.so ibv_devinfo
 //
 // Test tooling only: it runs inside the VM test bed when vectors are (re)captured.
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <sys/utsname.h>
 #include <unistd.h>
 
@@ -29,6 +27,7 @@
 #include "abi/ioctl_decoder.h"
 #include "abi/ucma_decoder.h"
 #include "abi/write_decoder.h"
+#include "tests/tools/preload_util.h"
 #include "tools/vectors.h"
 
 namespace {
@@ -58,19 +57,8 @@ bool RecordFailure(uint64_t what, int err) {
   return ++g_failures[{what, err}] <= kMaxSameFailure;
 }
 
-template <typename F>
-F Real(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
-}
-
-// Reads app memory without faulting on a bad pointer.
-bool ReadSelf(uint64_t addr, size_t len, std::vector<std::byte>& out) {
-  out.resize(len);
-  if (len == 0) return true;
-  iovec local{out.data(), len};
-  iovec remote{reinterpret_cast<void*>(addr), len};
-  return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == static_cast<ssize_t>(len);
-}
+using rxp::preload::ReadSelf;
+using rxp::preload::Real;
 
 void Emit(const json& j) {
   const std::string line = j.dump() + "\n";
@@ -97,6 +85,16 @@ void Track(int fd, const char* path) {
   g_files[static_cast<size_t>(fd)] = {Basename(path), 0};
 }
 
+// A new fd for a tracked file (dup, dup2, dup3, F_DUPFD) is tracked too: ibv_import_device()
+// runs on a dup()ed command fd.
+void TrackDup(int oldfd, int newfd) {
+  if (newfd >= kMaxFd) return;
+  if (oldfd >= 0 && oldfd < kMaxFd)
+    g_files[static_cast<size_t>(newfd)] = g_files[static_cast<size_t>(oldfd)];
+  else
+    g_files[static_cast<size_t>(newfd)].name.clear();
+}
+
 const TrackedFile* Tracked(int fd) {
   if (fd < 0 || fd >= kMaxFd || g_files[static_cast<size_t>(fd)].name.empty()) return nullptr;
   return &g_files[static_cast<size_t>(fd)];
@@ -119,8 +117,10 @@ __attribute__((constructor)) void Init() {
   while (!cmdline.empty() && cmdline.back() == ' ') cmdline.pop_back();
   utsname u{};
   uname(&u);
+  // A capture against a fake kernel (tests/tools/fake_mlx5_preload.cc) names it instead.
+  const char* kernel = std::getenv("RXP_CAPTURE_KERNEL");
   Emit(json{{"format", "rdmaproxy-abi-vectors"}, {"version", 1}, {"program", cmdline},
-            {"kernel", u.release}});
+            {"kernel", kernel != nullptr ? kernel : u.release}});
 }
 
 long CaptureIoctl(int fd, unsigned long request, void* arg, TrackedFile& file) {
@@ -252,6 +252,20 @@ int close(int fd) {
   if (fd >= 0 && fd < kMaxFd) g_files[static_cast<size_t>(fd)].name.clear();
   return real(fd);
 }
+
+int dup(int fd) { return rxp::preload::DupVia(fd, TrackDup); }
+int dup2(int fd, int newfd) { return rxp::preload::Dup2Via(fd, newfd, TrackDup); }
+int dup3(int fd, int newfd, int flags) {
+  return rxp::preload::Dup3Via(fd, newfd, flags, TrackDup);
+}
+int fcntl(int fd, int cmd, ...) {
+  va_list ap;
+  va_start(ap, cmd);
+  void* arg = va_arg(ap, void*);
+  va_end(ap);
+  return rxp::preload::FcntlVia(fd, cmd, arg, TrackDup);
+}
+int fcntl64(int fd, int cmd, ...) __attribute__((alias("fcntl")));
 
 int ioctl(int fd, unsigned long request, ...) {
   using Orig = int (*)(int, unsigned long, ...);

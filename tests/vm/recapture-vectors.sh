@@ -14,7 +14,9 @@ cd "$root"
 "${vmctl[@]}" exec --name capture_vectors --timeout 600 -- \
   tests/vm/cases/capture_vectors.sh "$build" "$share/vectors"
 mkdir -p tests/data/vectors
-rm -f tests/data/vectors/*.jsonl tests/data/vectors/*.trace
+# The mlx5_* vectors come from the fake mlx5 kernel (tests/tools/capture-mlx5-vectors.sh).
+find tests/data/vectors -maxdepth 1 \( -name '*.jsonl' -o -name '*.trace' \) \
+  ! -name 'mlx5_*' -delete
 cp "$share"/vectors/*.jsonl tests/data/vectors/
 for f in tests/data/vectors/*.jsonl; do
   "$build/tools/rdmaproxy" abi decode "$f" >"${f%.jsonl}.trace"

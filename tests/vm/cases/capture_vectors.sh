@@ -7,7 +7,7 @@ set -euo pipefail
 source "$(dirname "$0")/../guest/testbed.sh"
 build=${1:?usage: capture_vectors.sh BUILD_DIR OUT_DIR}
 out=${2:?usage: capture_vectors.sh BUILD_DIR OUT_DIR}
-lib=$build/tests/librxp_capture.so
+lib=$build/tests/tools/librxp_capture.so
 mkdir -p "$out"
 rm -f "$out"/*.jsonl
 
