@@ -1,7 +1,12 @@
-// rxp_hostile DEVICE: sends malformed and forbidden commands to an RDMA device and prints the
-// errno of each. Every case must get the same errno natively and under `rdmaproxy run`, and
-// under the proxy none of them may reach the kernel (the harness's --stats counters show it);
-// the program, and the harness, must survive all of them.
+// rxp_hostile [--setup-only] DEVICE: sends malformed and forbidden commands to an RDMA device
+// and prints the errno of each. Every case must get the same errno natively and under
+// `rdmaproxy run`, and under the proxy none of them may reach the kernel; the program, and the
+// harness, must survive all of them.
+//
+// --setup-only makes every legitimate call of a full run (opening the device, the PDs, CQs and
+// the child's context the cases need) and none of the hostile ones: the proxy's "forwarded"
+// counter must then be the same as for a full run, which shows that no hostile command was
+// forwarded (tests/conformance/suite.sh, case hostile).
 //
 // Cases: truncated ioctl header (into an unmapped page), a length that lies about the
 // attribute count, an overflowing count, unknown object / method / mandatory attribute, a
@@ -30,12 +35,19 @@
 namespace {
 
 int g_cases = 0;
+bool g_hostile = true;  // false: --setup-only
 
 void Report(const char* name, int err) {
   ++g_cases;
   std::printf("%s %s\n", name, err == 0 ? "ok" : strerrorname_np(err));
   std::fflush(stdout);
 }
+
+// Runs a hostile case (not with --setup-only) and reports its errno.
+#define HOSTILE(name, expr)         \
+  do {                              \
+    if (g_hostile) Report(name, (expr)); \
+  } while (0)
 
 ib_uverbs_attr Attr(uint16_t id, uint16_t len, uint64_t data, uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
   ib_uverbs_attr a{};
@@ -91,8 +103,11 @@ int WriteRaw(int fd, const void* buf, size_t len) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: rxp_hostile DEVICE\n");
+  if (argc == 3 && std::strcmp(argv[1], "--setup-only") == 0) {
+    g_hostile = false;
+    argv[1] = argv[2];
+  } else if (argc != 2) {
+    std::fprintf(stderr, "usage: rxp_hostile [--setup-only] DEVICE\n");
     return 2;
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -118,7 +133,7 @@ int main(int argc, char** argv) {
   {
     auto r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, drv, {});
     std::memcpy(edge - 16, r.data(), 16);
-    Report("truncated_header", Ioctl(fd, edge - 16));
+    HOSTILE("truncated_header", Ioctl(fd, edge - 16));
   }
   // A length that lies: claims 2 attributes, holds 1.
   {
@@ -127,7 +142,7 @@ int main(int argc, char** argv) {
                      {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
                       Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp), reinterpret_cast<uint64_t>(&resp))});
     r[6] = 3;  // num_attrs = 3 with the length of 2
-    Report("lying_length", Ioctl(fd, r.data()));
+    HOSTILE("lying_length", Ioctl(fd, r.data()));
   }
   // An overflowing count: 255 attributes (longer than a page).
   {
@@ -137,18 +152,18 @@ int main(int argc, char** argv) {
     hdr.num_attrs = 255;
     hdr.driver_id = drv;
     std::memcpy(big.data(), &hdr, sizeof(hdr));
-    Report("overflowing_count", Ioctl(fd, big.data()));
+    HOSTILE("overflowing_count", Ioctl(fd, big.data()));
   }
   // Unknown object, method, mandatory attribute.
   {
     auto r = Request(0x0777, 0, drv, {});
-    Report("unknown_object", Ioctl(fd, r.data()));
+    HOSTILE("unknown_object", Ioctl(fd, r.data()));
     r = Request(UVERBS_OBJECT_PD, 0x0777, drv, {});
-    Report("unknown_method", Ioctl(fd, r.data()));
+    HOSTILE("unknown_method", Ioctl(fd, r.data()));
     // The kernel judges attributes in order: the unknown one goes first.
     r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
                 {Attr(0x0777, 4, 0), Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, 0)});
-    Report("unknown_mandatory_attr", Ioctl(fd, r.data()));
+    HOSTILE("unknown_mandatory_attr", Ioctl(fd, r.data()));
   }
   // A duplicated attribute (naming a PD that exists, so that only the duplicate is wrong).
   {
@@ -156,7 +171,7 @@ int main(int argc, char** argv) {
     auto r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
                      {Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, pd->handle),
                       Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, pd->handle)});
-    Report("duplicate_attr", Ioctl(fd, r.data()));
+    HOSTILE("duplicate_attr", Ioctl(fd, r.data()));
     Report("pd_survived_duplicate", ibv_dealloc_pd(pd) == 0 ? 0 : errno);
   }
   // An input pointer to unmapped memory (QP.CREATE's CAP struct).
@@ -177,11 +192,13 @@ int main(int argc, char** argv) {
                       Attr(UVERBS_ATTR_CREATE_QP_RESP_CAP, sizeof(resp_cap),
                            reinterpret_cast<uint64_t>(&resp_cap)),
                       Attr(UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, 4, reinterpret_cast<uint64_t>(&qpn))});
-    Report("unmapped_input_pointer", Ioctl(fd, r.data()));
+    HOSTILE("unmapped_input_pointer", Ioctl(fd, r.data()));
     // An MR over memory that is not mapped at all.
-    ibv_mr* mr = ibv_reg_mr(pd, edge, 4096, IBV_ACCESS_LOCAL_WRITE);
-    Report("mr_over_unmapped", mr != nullptr ? 0 : errno);
-    if (mr) ibv_dereg_mr(mr);
+    if (g_hostile) {
+      ibv_mr* mr = ibv_reg_mr(pd, edge, 4096, IBV_ACCESS_LOCAL_WRITE);
+      Report("mr_over_unmapped", mr != nullptr ? 0 : errno);
+      if (mr) ibv_dereg_mr(mr);
+    }
     // A non-RDMA fd (a pipe) as a completion channel.
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) == 0) {
@@ -192,7 +209,7 @@ int main(int argc, char** argv) {
                    Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
                    Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&cqe)),
                    Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, static_cast<uint64_t>(pipefd[0]))});
-      Report("pipe_as_comp_channel", Ioctl(fd, r.data()));
+      HOSTILE("pipe_as_comp_channel", Ioctl(fd, r.data()));
     }
     // Another process's handle: a child opens its own context and makes PDs until one has a
     // handle that does not exist in ours, and tells us the number.
@@ -213,7 +230,7 @@ int main(int argc, char** argv) {
       if (read(chan[0], &foreign, sizeof(foreign)) == sizeof(foreign)) {
         r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
                     {Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, foreign)});
-        Report("another_process_handle", Ioctl(fd, r.data()));
+        HOSTILE("another_process_handle", Ioctl(fd, r.data()));
       }
       (void)!write(chan[1], "x", 1);
       waitpid(child, nullptr, 0);
@@ -227,7 +244,7 @@ int main(int argc, char** argv) {
     auto r = Request(MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_QUERY_EQN, drv,
                      {Attr(MLX5_IB_ATTR_DEVX_QUERY_EQN_USER_VEC, 4, 0),
                       Attr(MLX5_IB_ATTR_DEVX_QUERY_EQN_DEV_EQN, 4, reinterpret_cast<uint64_t>(&eqn))});
-    Report("denied_method_devx", Ioctl(fd, r.data()));
+    HOSTILE("denied_method_devx", Ioctl(fd, r.data()));
   }
   // Legacy writes: lying in_words, unknown command, overflowing WR counts.
   {
@@ -238,10 +255,10 @@ int main(int argc, char** argv) {
     msg.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
     msg.hdr.in_words = 9;  // the write is 8 words
     msg.hdr.out_words = 1;
-    Report("write_lying_in_words", WriteRaw(fd, &msg, sizeof(msg)));
+    HOSTILE("write_lying_in_words", WriteRaw(fd, &msg, sizeof(msg)));
     msg.hdr.command = 62;
     msg.hdr.in_words = 8;
-    Report("write_unknown_command", WriteRaw(fd, &msg, sizeof(msg)));
+    HOSTILE("write_unknown_command", WriteRaw(fd, &msg, sizeof(msg)));
     ib_uverbs_post_send ps{};
     uint32_t bad_wr = 0;
     ps.response = reinterpret_cast<uint64_t>(&bad_wr);
@@ -249,20 +266,22 @@ int main(int argc, char** argv) {
     ps.wqe_size = sizeof(ib_uverbs_send_wr);
     msg.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
     std::memcpy(msg.body, &ps, sizeof(ps));
-    Report("write_overflowing_wr_count", WriteRaw(fd, &msg, sizeof(msg)));
+    HOSTILE("write_overflowing_wr_count", WriteRaw(fd, &msg, sizeof(msg)));
   }
   // An mmap offset the kernel never handed out.
   {
-    void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0x7fff0000);
-    Report("mmap_unknown_offset", m == MAP_FAILED ? errno : 0);
-    if (m != MAP_FAILED) munmap(m, 4096);
+    if (g_hostile) {
+      void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0x7fff0000);
+      Report("mmap_unknown_offset", m == MAP_FAILED ? errno : 0);
+      if (m != MAP_FAILED) munmap(m, 4096);
+    }
   }
   // A malformed rdma_cm write (an unknown command).
   {
     const int cm = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
     if (cm >= 0) {
       rdma_ucm_cmd_hdr h{200, 0, 0};
-      Report("rdma_cm_unknown_command", WriteRaw(cm, &h, sizeof(h)));
+      HOSTILE("rdma_cm_unknown_command", WriteRaw(cm, &h, sizeof(h)));
       close(cm);
     }
   }

@@ -1,0 +1,420 @@
+#!/bin/bash
+# The conformance suite: real rdma-core programs run natively and under `rdmaproxy run`, on the
+# same devices, one after the other; their exit status and key output fields must agree.
+#
+#   tests/conformance/suite.sh [--build DIR] [--node0 DEV:GID_INDEX:IP] [--node1 ...]
+#                              [--run-opts "OPTIONS"] [--list] [CASE...]
+#
+# Runs every case (or the ones named) and prints one line per case -- PASS, FAIL or SKIP with
+# the figures compared -- then a summary; exits 1 if any case failed.
+#
+# Where it runs:
+#  - in the soft-RoCE VM test bed (tests/vm: vm.conformance.<case>), where node0 and node1 are
+#    two rxe devices on the two ends of a veth pair (the test bed exports RXP_NODE{0,1}_*);
+#  - on a real RDMA host (mlx5, ...), as root or a user allowed to use the devices and ptrace
+#    its own children: `tests/conformance/suite.sh --build build`. Without --node0/--node1 it
+#    picks the first device with an active port and a RoCE v2 IPv4 GID (or an InfiniBand port,
+#    using its IPoIB address for rdma_cm) and runs each client/server pair on that device in
+#    loopback; give --node1 a second device or port to cross the wire.
+#
+# Servers listen on TCP ports from RXP_SUITE_PORT (default 18600) upwards.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+build=$root/build
+node0=${RXP_NODE0_DEV:+$RXP_NODE0_DEV:$RXP_NODE0_GID:$RXP_NODE0_IP}
+node1=${RXP_NODE1_DEV:+$RXP_NODE1_DEV:$RXP_NODE1_GID:$RXP_NODE1_IP}
+run_opts="--stats"
+cases=()
+list_only=0
+while (($#)); do
+  case $1 in
+    --build) build=$(cd "$2" && pwd); shift 2 ;;
+    --node0) node0=$2; shift 2 ;;
+    --node1) node1=$2; shift 2 ;;
+    --run-opts) run_opts=$2; shift 2 ;;
+    --list) list_only=1; shift ;;
+    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -*) echo "suite: unknown option $1" >&2; exit 2 ;;
+    *) cases+=("$1"); shift ;;
+  esac
+done
+
+all_cases=(devices devinfo rc_pingpong uc_pingpong ud_pingpong srq_pingpong xsrq_pingpong
+           write_bw read_bw send_bw atomic_bw write_lat rping ucmatose verbs_exercise hostile)
+if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
+((${#cases[@]})) || cases=("${all_cases[@]}")
+
+RDMAPROXY=$build/tools/rdmaproxy
+EXERCISE=$build/tests/conformance/rxp_verbs_exercise
+HOSTILE=$build/tests/conformance/rxp_hostile
+for f in "$RDMAPROXY" "$EXERCISE" "$HOSTILE"; do
+  [[ -x $f ]] || { echo "suite: no $f (build first: cmake --build $build)" >&2; exit 2; }
+done
+
+# ---- the nodes -------------------------------------------------------------------------------
+
+# detect_node: the first device with an active port 1 and a RoCE v2 IPv4 GID (DEV:INDEX:IP), or
+# an InfiniBand port (DEV:0:IPoIB address, or 127.0.0.1 without one).
+detect_node() {
+  local dev port gid type ip ndev
+  for dev in /sys/class/infiniband/*; do
+    [[ -e $dev ]] || continue
+    port=$dev/ports/1
+    [[ $(cat "$port/state" 2>/dev/null) == *ACTIVE* ]] || continue
+    if [[ $(cat "$port/link_layer" 2>/dev/null) == InfiniBand ]]; then
+      ndev=$(ls "$dev/device/net" 2>/dev/null | head -n1)
+      ip=$(ip -4 -o addr show dev "$ndev" 2>/dev/null | awk '{sub(/\/.*/, "", $4); print $4; exit}')
+      echo "$(basename "$dev"):0:${ip:-127.0.0.1}"
+      return 0
+    fi
+    for type in "$port"/gid_attrs/types/*; do
+      [[ $(cat "$type" 2>/dev/null) == "RoCE v2" ]] || continue
+      gid=$(cat "$port/gids/$(basename "$type")" 2>/dev/null)
+      [[ $gid == 0000:0000:0000:0000:0000:ffff:* ]] || continue
+      ip=$(printf '%d.%d.%d.%d' "0x${gid:30:2}" "0x${gid:32:2}" "0x${gid:35:2}" "0x${gid:37:2}")
+      echo "$(basename "$dev"):$(basename "$type"):$ip"
+      return 0
+    done
+  done
+  return 1
+}
+if [[ -z $node0 ]]; then
+  node0=$(detect_node) || { echo "suite: no RDMA device with an active port (give --node0)" >&2; exit 2; }
+fi
+[[ -n $node1 ]] || node1=$node0
+IFS=: read -r DEV0 GID0 IP0 <<<"$node0"
+IFS=: read -r DEV1 GID1 IP1 <<<"$node1"
+echo "suite: node0 $DEV0 (GID $GID0, $IP0), node1 $DEV1 (GID $GID1, $IP1); rdmaproxy run $run_opts"
+
+# ---- helpers ---------------------------------------------------------------------------------
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+port=${RXP_SUITE_PORT:-18600}
+passed=0 failed=0 skipped=0
+
+pass() { echo "PASS $1: $2"; passed=$((passed + 1)); }
+# difference TEXT1 TEXT2: their diff, head only (no process substitution: the VM guest has no
+# /dev/fd).
+difference() {
+  printf '%s\n' "$1" >"$work/diff.a"
+  printf '%s\n' "$2" >"$work/diff.b"
+  diff "$work/diff.a" "$work/diff.b" | head -n 30
+}
+fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
+skip() { echo "SKIP $1: $2"; skipped=$((skipped + 1)); }
+
+# proxied CMD...: CMD under the harness, with the run options.
+proxied() { "$RDMAPROXY" run $run_opts -- "$@"; }
+
+wait_tcp() {  # wait_tcp PORT: until something listens on it (30 s)
+  local i
+  for ((i = 0; i < 300; i++)); do
+    ss -Hltn "sport = :$1" 2>/dev/null | grep -q . && return 0
+    sleep 0.1
+  done
+  return 1
+}
+wait_cm() {  # wait_cm: until an rdma_cm id listens (30 s)
+  local i
+  for ((i = 0; i < 300; i++)); do
+    rdma resource show cm_id 2>/dev/null | grep -q 'LISTEN' && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# pair TAG WAIT SERVER... -- CLIENT...: the server in the background, the client once the server
+# is ready (WAIT: tcp:PORT, cm), both outputs in $work/TAG.{server,client}; fails if either
+# side failed or timed out (120 s).
+pair() {
+  local tag=$1 wait=$2; shift 2
+  local -a server=() client=()
+  while (($#)) && [[ $1 != -- ]]; do server+=("$1"); shift; done
+  shift
+  client=("$@")
+  timeout 120 "${server[@]}" >"$work/$tag.server" 2>&1 &
+  local spid=$! src=0 crc=0
+  case $wait in
+    tcp:*) wait_tcp "${wait#tcp:}" || src=124 ;;
+    cm) wait_cm || src=124 ;;
+  esac
+  if ((src == 0)); then
+    timeout 120 "${client[@]}" >"$work/$tag.client" 2>&1 || crc=$?
+  else
+    : >"$work/$tag.client"
+    kill "$spid" 2>/dev/null
+  fi
+  wait "$spid" || src=$?
+  echo "$src $crc" >"$work/$tag.status"
+  ((src == 0 && crc == 0))
+}
+
+show() {  # show TAG: both sides' output, for a failure's post-mortem
+  local f
+  for f in "$work/$1".server "$work/$1".client; do
+    [[ -s $f ]] && sed "s|^|  $(basename "$f"): |" "$f" | tail -n 15
+  done
+}
+
+# twice CASE RUNNER...: runs RUNNER native (tag CASE.native) and proxied (tag CASE.proxied);
+# RUNNER gets the tag and the wrapper ("" or "proxied") and returns the pair's status.
+twice() {
+  local name=$1; shift
+  "$@" "$name.native" "" && native_ok=1 || native_ok=0
+  "$@" "$name.proxied" proxied && proxied_ok=1 || proxied_ok=0
+}
+
+next_port() { port=$((port + 1)); echo "$port"; }
+
+# perftest cannot always calibrate its cycle counter on a loaded (emulated) CPU and then quits
+# with "Can't produce a report", natively or not: such a run is repeated, up to 3 times.
+retry_calibration() {
+  local tag=$1 attempt; shift
+  for attempt in 1 2 3; do
+    "$@" "$tag" && return 0
+    grep -qs "Can't produce a report" "$work/$tag".server "$work/$tag".client || return 1
+  done
+  return 1
+}
+
+# ---- cases -----------------------------------------------------------------------------------
+
+case_devices() {
+  local native proxy
+  native=$(ibv_devices 2>&1) || { fail devices "native ibv_devices failed"; return; }
+  proxy=$(proxied ibv_devices 2>/dev/null) || { fail devices "ibv_devices failed under the proxy"; return; }
+  if [[ $native == "$proxy" ]]; then
+    pass devices "$(grep -c . <<<"$native") lines identical"
+  else
+    fail devices "outputs differ"; difference "$native" "$proxy"
+  fi
+}
+
+# ibv_devinfo -v with its per-device blocks sorted by name (discovery order may differ: netlink
+# natively, sysfs under the proxy).
+devinfo_blocks() {
+  awk 'BEGIN { RS = "hca_id:"; ORS = "" }
+       NR > 1 { block = "hca_id:" $0; sub(/\n+$/, "", block); print block "\n\0" }' |
+    sort -z | tr '\0' '\n'
+}
+case_devinfo() {
+  local native proxy
+  native=$(ibv_devinfo -v 2>&1 | devinfo_blocks) || { fail devinfo "native failed"; return; }
+  proxy=$(proxied ibv_devinfo -v 2>/dev/null | devinfo_blocks)
+  if [[ -n $native && $native == "$proxy" ]]; then
+    pass devinfo "$(grep -c '^hca_id' <<<"$native") devices, $(grep -c . <<<"$native") lines identical"
+  else
+    fail devinfo "outputs differ"; difference "$native" "$proxy"
+  fi
+}
+
+# The client's "N bytes in S seconds = B Mbit/sec" and "I iters in ..." lines.
+pingpong_summary() { grep -Eo '^[0-9]+ bytes in|^[0-9]+ iters in' "$1" | tr '\n' ' '; }
+
+run_pingpong() {  # run_pingpong PROG EXTRA TAG WRAP
+  local prog=$1 extra=$2 tag=$3 wrap=$4 p
+  p=$(next_port)
+  pair "$tag" "tcp:$p" \
+    $wrap "$prog" -d "$DEV1" -g "$GID1" -p "$p" -n 100 $extra -- \
+    $wrap "$prog" -d "$DEV0" -g "$GID0" -p "$p" -n 100 $extra "$IP1"
+}
+pingpong_case() {  # pingpong_case NAME PROG EXTRA
+  local name=$1
+  twice "$name" run_pingpong "$2" "$3"
+  local n p
+  n=$(pingpong_summary "$work/$name.native.client")
+  p=$(pingpong_summary "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
+    pass "$name" "native and proxied: $n"
+  elif ((!native_ok && !proxied_ok)); then
+    # Both refused (say XRC on a device without it): the same failure, said the same way.
+    local ne pe
+    ne=$(grep -hv '^  local address\|^  remote address' "$work/$name.native.client" | head -n 2)
+    pe=$(grep -hv '^  local address\|^  remote address\|^rdmaproxy' "$work/$name.proxied.client" | head -n 2)
+    if [[ $ne == "$pe" && $(cat "$work/$name.native.status") == "$(cat "$work/$name.proxied.status")" ]]; then
+      pass "$name" "fails natively and under the proxy alike: $(head -n1 <<<"$ne")"
+    else
+      fail "$name" "both failed, differently"; show "$name.native"; show "$name.proxied"
+    fi
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok ($n / $p)"
+    show "$name.native"; show "$name.proxied"
+  fi
+}
+case_rc_pingpong() { pingpong_case rc_pingpong ibv_rc_pingpong ""; }
+case_uc_pingpong() { pingpong_case uc_pingpong ibv_uc_pingpong ""; }
+case_ud_pingpong() { pingpong_case ud_pingpong ibv_ud_pingpong "-s 512"; }
+case_srq_pingpong() { pingpong_case srq_pingpong ibv_srq_pingpong ""; }
+case_xsrq_pingpong() {
+  local name=xsrq_pingpong
+  run_xsrq() {
+    local tag=$1 wrap=$2 p
+    p=$(next_port)
+    pair "$tag" "tcp:$p" \
+      $wrap ibv_xsrq_pingpong -d "$DEV1" -g "$GID1" -p "$p" -n 50 -- \
+      $wrap ibv_xsrq_pingpong -d "$DEV0" -g "$GID0" -p "$p" -n 50 "$IP1"
+  }
+  twice "$name" run_xsrq
+  if ((native_ok && proxied_ok)); then
+    pass "$name" "native and proxied completed"
+  elif ((!native_ok && !proxied_ok)); then
+    local ne pe
+    ne=$(head -n 1 "$work/$name.native.server")
+    pe=$(grep -v '^rdmaproxy' "$work/$name.proxied.server" | head -n 1)
+    if [[ $ne == "$pe" ]]; then
+      pass "$name" "fails natively and under the proxy alike: $ne"
+    else
+      fail "$name" "both failed, differently ('$ne' / '$pe')"
+    fi
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+  fi
+}
+
+# perftest: "#bytes #iterations BW-peak BW-average MsgRate" (bw) or
+# "#bytes #iterations t_min t_max t_typical t_avg t_stdev ..." (lat).
+bw_row() { awk 'NF == 5 && $1 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {r = $0} END {print r}' "$1"; }
+lat_row() { awk 'NF >= 7 && $1 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {r = $0} END {print r}' "$1"; }
+run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
+  local prog=$1 extra=$2 tag=$3 wrap=$4 p
+  p=$(next_port)
+  pair "$tag" "tcp:$p" \
+    $wrap "$prog" -d "$DEV1" -x "$GID1" -p "$p" $extra -- \
+    $wrap "$prog" -d "$DEV0" -x "$GID0" -p "$p" $extra "$IP1"
+}
+bw_case() {  # bw_case NAME PROG
+  local name=$1 prog=$2
+  retry_calibration "$name.native" run_perftest "$prog" "-D 2" "" && native_ok=1 || native_ok=0
+  retry_calibration "$name.proxied" run_perftest "$prog" "-D 2" proxied && proxied_ok=1 || proxied_ok=0
+  local n p
+  n=$(bw_row "$work/$name.native.client")
+  p=$(bw_row "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok)) && [[ -n $n && -n $p ]]; then
+    local nb pb na pa
+    read -r nb _ _ na _ <<<"$n"
+    read -r pb _ _ pa _ <<<"$p"
+    if [[ $nb == "$pb" ]] && awk -v a="$pa" 'BEGIN { exit !(a > 0) }'; then
+      pass "$name" "$(awk -v n="$na" -v p="$pa" -v b="$nb" 'BEGIN {
+        printf "%s-byte messages: native %.2f MB/s, proxied %.2f MB/s (%.2fx)", b, n, p, p / n }')"
+    else
+      fail "$name" "rows differ: '$n' / '$p'"
+    fi
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+  fi
+}
+case_write_bw() { bw_case write_bw ib_write_bw; }
+case_read_bw() { bw_case read_bw ib_read_bw; }
+case_send_bw() { bw_case send_bw ib_send_bw; }
+case_atomic_bw() { bw_case atomic_bw ib_atomic_bw; }
+case_write_lat() {
+  local name=write_lat
+  retry_calibration "$name.native" run_perftest ib_write_lat "-n 500" "" && native_ok=1 || native_ok=0
+  retry_calibration "$name.proxied" run_perftest ib_write_lat "-n 500" proxied && proxied_ok=1 || proxied_ok=0
+  local n p
+  n=$(lat_row "$work/$name.native.client")
+  p=$(lat_row "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok)) && [[ -n $n && -n $p ]]; then
+    local nb ni nt pb pi pt
+    read -r nb ni _ _ nt _ <<<"$n"
+    read -r pb pi _ _ pt _ <<<"$p"
+    if [[ $nb == "$pb" && $ni == "$pi" ]]; then
+      pass "$name" "$(awk -v n="$nt" -v p="$pt" -v b="$nb" -v i="$ni" 'BEGIN {
+        printf "%s bytes x %s: typical latency native %.2f us, proxied %.2f us (%.2fx)", b, i, n, p, p / n }')"
+    else
+      fail "$name" "rows differ: '$n' / '$p'"
+    fi
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+  fi
+}
+
+case_rping() {
+  local name=rping count=10
+  run_rping() {
+    local tag=$1 wrap=$2 p
+    p=$(next_port)
+    pair "$tag" cm \
+      $wrap rping -s -a "$IP1" -p "$p" -C "$count" -v -V -- \
+      $wrap rping -c -a "$IP1" -p "$p" -C "$count" -v -V
+  }
+  twice "$name" run_rping
+  local n p
+  n=$(grep -c '^ping data: rdma-ping-' "$work/$name.native.client")
+  p=$(grep -c '^ping data: rdma-ping-' "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok && n == count && p == count)); then
+    pass "$name" "$count pings verified natively and under the proxy"
+  else
+    fail "$name" "native ok=$native_ok ($n pings), proxied ok=$proxied_ok ($p pings)"
+    show "$name.native"; show "$name.proxied"
+  fi
+}
+
+case_ucmatose() {
+  local name=ucmatose
+  run_ucmatose() {
+    local tag=$1 wrap=$2 p
+    p=$(next_port)
+    pair "$tag" cm \
+      $wrap ucmatose -b "$IP1" -p "$p" -C 10 -- \
+      $wrap ucmatose -s "$IP1" -p "$p" -C 10
+  }
+  twice "$name" run_ucmatose
+  local n p
+  n=$(grep -c 'data transfers complete' "$work/$name.native.client")
+  p=$(grep -c 'data transfers complete' "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok && n > 0 && p > 0)); then
+    pass "$name" "connect, 10 messages, disconnect: natively and under the proxy"
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+  fi
+}
+
+case_verbs_exercise() {
+  local native proxy nrc=0 prc=0
+  native=$("$EXERCISE" "$DEV0" "$GID0" 2>&1) || nrc=$?
+  proxy=$(proxied "$EXERCISE" "$DEV0" "$GID0" 2>/dev/null) || prc=$?
+  if ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
+    pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^err ' <<<"$native") error paths identical"
+  else
+    fail verbs_exercise "exit $nrc / $prc"; difference "$native" "$proxy"
+  fi
+}
+
+# The engine counter line `rdmaproxy run --stats` prints.
+forwarded_of() { sed -n 's/.*engine: .*forwarded \([0-9]*\).*/\1/p' "$1" | tail -n 1; }
+refused_of() { sed -n 's/.*engine: .*refused \([0-9]*\).*/\1/p' "$1" | tail -n 1; }
+case_hostile() {
+  local nrc=0 prc=0 src=0
+  "$HOSTILE" "$DEV0" >"$work/hostile.native" 2>&1 || nrc=$?
+  "$RDMAPROXY" run --stats -- "$HOSTILE" "$DEV0" >"$work/hostile.proxied" 2>"$work/hostile.stats" || prc=$?
+  "$RDMAPROXY" run --stats -- "$HOSTILE" --setup-only "$DEV0" >/dev/null 2>"$work/hostile.setup" || src=$?
+  local cases fwd setup refused
+  cases=$(sed -n 's/^hostile cases: //p' "$work/hostile.native")
+  fwd=$(forwarded_of "$work/hostile.stats")
+  setup=$(forwarded_of "$work/hostile.setup")
+  refused=$(refused_of "$work/hostile.stats")
+  if ((nrc != 0 || prc != 0 || src != 0)); then
+    fail hostile "exit native $nrc, proxied $prc, setup-only $src"; cat "$work/hostile.stats" | tail -5
+  elif ! diff -q "$work/hostile.native" "$work/hostile.proxied" >/dev/null; then
+    fail hostile "errnos differ"; diff "$work/hostile.native" "$work/hostile.proxied"
+  elif [[ -z $fwd || -z $setup || $fwd != "$setup" ]]; then
+    fail hostile "forwarded $fwd commands, the setup alone $setup: a hostile command reached the kernel"
+  else
+    pass hostile "$cases cases, same errnos as native; forwarded $fwd = setup-only $setup, refused $refused"
+  fi
+}
+
+# ---- run ---------------------------------------------------------------------------------------
+
+for c in "${cases[@]}"; do
+  if ! declare -F "case_$c" >/dev/null; then
+    echo "suite: no case $c (--list)" >&2
+    exit 2
+  fi
+  "case_$c"
+done
+echo "conformance: $passed passed, $failed failed, $skipped skipped"
+((failed == 0))
