@@ -1,0 +1,419 @@
+#include "tools/harness/tracer.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "tools/harness/ptrace_ops.h"
+#include "tools/harness/tracer_internal.h"
+
+namespace rxp::harness {
+namespace {
+
+bool IsStopSignal(int sig) {
+  return sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU;
+}
+
+// A thread's fd is still open (after exec applied close-on-exec).
+bool FdExists(pid_t tid, int fd) {
+  const std::string path = "/proc/" + std::to_string(tid) + "/fd/" + std::to_string(fd);
+  return faccessat(AT_FDCWD, path.c_str(), F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+}
+
+}  // namespace
+
+Tracer::Tracer(TracerOptions options) : options_(std::move(options)) {
+  if (options_.host_fs == nullptr) {
+    own_host_fs_ = std::make_unique<LocalHostFs>();
+    options_.host_fs = own_host_fs_.get();
+  }
+  if (options_.log == nullptr) {
+    own_log_ = std::make_unique<Log>();
+    options_.log = own_log_.get();
+  }
+}
+
+Tracer::~Tracer() {
+  // Tracees still alive here die with us (PTRACE_O_EXITKILL); their proxied files close.
+  for (auto& [tid, task] : tasks_) task.fds->set_teardown_reason(CloseReason::kHarnessExit);
+  tasks_.clear();
+}
+
+Result<int> Tracer::Run(pid_t pid) {
+  main_pid_ = pid;
+  Task first;
+  first.tid = pid;
+  first.tgid = pid;
+  first.fds = std::make_shared<FdTable>();
+  first.mm = std::make_shared<AddressSpace>();
+  first.started = true;  // PTRACE_SEIZE does not stop it: there is no attach stop to wait for
+  tasks_.emplace(pid, std::move(first));
+  threads_per_process_[pid] = 1;
+
+  for (;;) {
+    int status = 0;
+    const pid_t tid = waitpid(-1, &status, __WALL);
+    if (tid < 0) {
+      if (errno == EINTR) continue;
+      if (errno == ECHILD) break;  // no tracee and no child left
+      return Fail(errno, "waitpid: {}", std::strerror(errno));
+    }
+    HandleStatus(tid, status);
+    // Deaths observed while injecting into a thread are processed here, once nothing holds a
+    // reference to that thread's state.
+    while (!reaped_.empty()) {
+      auto [dead, dead_status] = reaped_.back();
+      reaped_.pop_back();
+      OnTaskGone(dead, dead_status);
+    }
+  }
+  for (auto& [tid, task] : tasks_) task.fds->set_teardown_reason(CloseReason::kExit);
+  tasks_.clear();
+  if (!main_status_) return Fail(ECHILD, "lost track of process {}", pid);
+  return *main_status_;
+}
+
+Tracer::Task* Tracer::FindTask(pid_t tid) {
+  auto it = tasks_.find(tid);
+  return it == tasks_.end() ? nullptr : &it->second;
+}
+
+void Tracer::HandleStatus(pid_t tid, int status) {
+  if (WIFEXITED(status) || WIFSIGNALED(status)) {
+    OnTaskGone(tid, status);
+    return;
+  }
+  if (!WIFSTOPPED(status)) return;
+  const int sig = WSTOPSIG(status);
+  const int event = status >> 16;
+  if (event == PTRACE_EVENT_EXEC) {
+    // Reported under the thread-group leader's tid even when another thread exec'd.
+    OnExec(tid);
+    return;
+  }
+  Task* task = FindTask(tid);
+  if (task == nullptr) {
+    // A new thread or process whose parent's fork/clone event has not been seen yet (the two
+    // are reported independently). It waits in its attach stop until OnNewTask resumes it.
+    early_children_.insert(tid);
+    return;
+  }
+  switch (event) {
+    case PTRACE_EVENT_SECCOMP:
+      OnSeccompStop(*task);
+      return;
+    case PTRACE_EVENT_FORK:
+    case PTRACE_EVENT_VFORK:
+    case PTRACE_EVENT_CLONE:
+      OnNewTask(*task, event);
+      return;
+    case PTRACE_EVENT_STOP:
+      if (!task->started) {  // the attach stop of an auto-attached child
+        task->started = true;
+        Resume(*task, ResumeHow::kCont, 0);
+      } else if (IsStopSignal(sig)) {
+        // Group-stop under PTRACE_SEIZE: keep the thread stopped but let the tracer go on
+        // (PTRACE_LISTEN); SIGCONT wakes it (ptrace(2), "Group-stop").
+        Resume(*task, ResumeHow::kListen, 0);
+      } else {
+        Resume(*task, ResumeHow::kCont, 0);
+      }
+      return;
+    case PTRACE_EVENT_EXIT:
+      Resume(*task, ResumeHow::kCont, 0);
+      return;
+    case 0:
+      if (sig == (SIGTRAP | 0x80)) {  // PTRACE_O_TRACESYSGOOD marks syscall stops
+        OnSyscallExit(*task);
+      } else {
+        // A signal-delivery stop: deliver the signal as the kernel would have.
+        ++stats_.signals_delivered;
+        Resume(*task, ResumeHow::kCont, sig);
+      }
+      return;
+    default:
+      Resume(*task, ResumeHow::kCont, 0);
+      return;
+  }
+}
+
+void Tracer::Resume(Task& task, ResumeHow how, int sig) {
+  // A thread that owes the harness a syscall-exit stop must keep reporting syscall stops.
+  if (how == ResumeHow::kCont && task.pending) how = ResumeHow::kSyscall;
+  static constexpr PtraceResume kHow[] = {PtraceResume::kCont, PtraceResume::kSyscall,
+                                          PtraceResume::kListen};
+  auto done = ResumeTask(task.tid, kHow[static_cast<int>(how)], sig);
+  if (!done.ok() && done.error().errnum != ESRCH)
+    options_.log->Error("cannot resume thread {}: {}", task.tid, done.error().ToString());
+}
+
+int Tracer::TakeDeferredSignal(Task& task) {
+  if (task.deferred_signals.empty()) return 0;
+  const int first = task.deferred_signals.front();
+  // Resuming a syscall-exit stop with a signal sends it (ptrace_report_syscall: "this isn't
+  // the same as continuing with a signal, but it will do"); any further ones are re-raised.
+  for (size_t i = 1; i < task.deferred_signals.size(); ++i)
+    syscall(SYS_tgkill, task.tgid, task.tid, task.deferred_signals[i]);
+  task.deferred_signals.clear();
+  return first;
+}
+
+void Tracer::OnTaskGone(pid_t tid, int status) {
+  if (tid == main_pid_) main_status_ = status;
+  early_children_.erase(tid);
+  auto it = tasks_.find(tid);
+  if (it == tasks_.end()) {
+    early_deaths_.insert(tid);
+    return;
+  }
+  const pid_t tgid = it->second.tgid;
+  it->second.mm->ReleaseSlot(tid);
+  tasks_.erase(it);
+  if (--threads_per_process_[tgid] <= 0) {
+    threads_per_process_.erase(tgid);
+    if (options_.factory != nullptr)
+      options_.factory->OnProcessEvent({ProcessEvent::Kind::kExit, tgid, 0, false, false});
+  }
+}
+
+uint64_t Tracer::CloneFlags(Task& parent, int event) {
+  // The event stop happens inside the syscall, so the registers still hold its arguments.
+  auto regs = Regs::Get(parent.tid);
+  if (regs.ok()) {
+    switch (regs->syscall_nr()) {
+      case SYS_clone: return regs->arg(0);
+      case SYS_clone3: {
+        ProcessMemory memory(parent.tid, &parent.mm->mem_fd());
+        // struct clone_args starts with the u64 flags (include/uapi/linux/sched.h).
+        if (auto flags = memory.ReadValue<uint64_t>(regs->arg(0)); flags.ok()) return *flags;
+        break;
+      }
+      case SYS_fork: return 0;
+      case SYS_vfork: return CLONE_VM | CLONE_VFORK;
+      default: break;
+    }
+  }
+  // Fall back on what the event implies.
+  if (event == PTRACE_EVENT_VFORK) return CLONE_VM | CLONE_VFORK;
+  if (event == PTRACE_EVENT_FORK) return 0;
+  return CLONE_VM | CLONE_FILES | CLONE_THREAD;
+}
+
+void Tracer::OnNewTask(Task& parent, int event) {
+  auto msg = GetEventMsg(parent.tid);
+  if (!msg.ok()) {
+    Resume(parent, ResumeHow::kCont, 0);
+    return;
+  }
+  const auto child = static_cast<pid_t>(*msg);
+  const uint64_t flags = CloneFlags(parent, event);
+  if (early_deaths_.erase(child) == 0) {
+    Task task;
+    task.tid = child;
+    task.tgid = (flags & CLONE_THREAD) != 0 ? parent.tgid : child;
+    task.fds = (flags & CLONE_FILES) != 0 ? parent.fds : parent.fds->Clone();
+    task.mm = (flags & CLONE_VM) != 0 ? parent.mm : parent.mm->ForkCopy();
+    task.started = early_children_.erase(child) != 0;
+    auto [it, inserted] = tasks_.insert_or_assign(child, std::move(task));
+    ++threads_per_process_[it->second.tgid];
+    if ((flags & CLONE_THREAD) == 0 && options_.factory != nullptr)
+      options_.factory->OnProcessEvent({ProcessEvent::Kind::kFork, child, parent.tgid,
+                                        (flags & CLONE_FILES) != 0, (flags & CLONE_VM) != 0});
+    if (it->second.started) Resume(it->second, ResumeHow::kCont, 0);
+  }
+  Resume(parent, ResumeHow::kCont, 0);
+}
+
+void Tracer::OnExec(pid_t tid) {
+  // When a non-leader thread execs, every other thread is gone and it takes over the leader's
+  // tid; the event message is its former tid (ptrace(2), "execve(2) under ptrace"). The old
+  // leader is not reported dead, and the former tid simply vanishes.
+  auto former = GetEventMsg(tid);
+  if (former.ok() && static_cast<pid_t>(*former) != tid) {
+    auto node = tasks_.extract(static_cast<pid_t>(*former));
+    if (!node.empty()) {
+      if (auto stale = tasks_.find(tid); stale != tasks_.end()) {
+        --threads_per_process_[stale->second.tgid];
+        tasks_.erase(stale);
+      }
+      node.key() = tid;
+      node.mapped().tid = tid;
+      tasks_.insert(std::move(node));
+    }
+  }
+  Task* task = FindTask(tid);
+  if (task == nullptr) {
+    early_children_.insert(tid);
+    return;
+  }
+  // A new program, a new mm: no scratch region, no /proc/<pid>/mem fd for the old one.
+  task->mm = std::make_shared<AddressSpace>();
+  task->pending.reset();
+  // exec unshares the fd table (unshare_files) and closes close-on-exec fds
+  // (do_close_on_exec): keep the proxied fds that are still there.
+  std::shared_ptr<FdTable> old = task->fds;
+  auto table = old->Clone();
+  table->EraseIf([&](int fd) { return !FdExists(tid, fd); }, CloseReason::kExec);
+  if (old.use_count() == 2) old->set_teardown_reason(CloseReason::kExec);  // only we held it
+  task->fds = std::move(table);
+  old.reset();
+  if (options_.factory != nullptr)
+    options_.factory->OnProcessEvent({ProcessEvent::Kind::kExec, task->tgid, 0, false, false});
+  Resume(*task, ResumeHow::kCont, 0);
+}
+
+bool Tracer::EnsureScratch(Task& task) {
+  auto regs = Regs::Get(task.tid);
+  if (!regs.ok()) return false;
+  SyscallInjector injector(task.tid, *regs, SyscallInjector::At::kSeccompStop,
+                           &task.deferred_signals);
+  ++stats_.injected_syscalls;
+  constexpr uint64_t kNoFd = static_cast<uint64_t>(-1);
+  auto addr = injector.Run(SYS_mmap, {0, AddressSpace::region_size(), PROT_READ,
+                                      MAP_PRIVATE | MAP_ANONYMOUS, kNoFd, 0});
+  if (injector.death_status()) {
+    reaped_.emplace_back(task.tid, *injector.death_status());
+    return true;
+  }
+  if (addr.ok() && *addr >= 0) {
+    task.mm->SetScratch(static_cast<uint64_t>(*addr));
+  } else {
+    task.mm->MarkScratchUnavailable();
+    options_.log->Error("[pid {}] cannot map the harness scratch region: {}", task.tgid,
+                        addr.ok() ? std::strerror(static_cast<int>(-*addr))
+                                  : addr.error().ToString());
+  }
+  // The original syscall was replaced by the mmap: make the thread issue it again. It passes
+  // the filter again and comes back as a fresh seccomp stop, handled with the region in place.
+  Regs replay = *regs;
+  replay.RewindToSyscall(regs->syscall_nr());
+  if (!replay.Set(task.tid).ok()) return true;
+  Resume(task, ResumeHow::kCont, TakeDeferredSignal(task));
+  return true;
+}
+
+void Tracer::OnSeccompStop(Task& task) {
+  ++stats_.seccomp_stops;
+  auto info = GetSyscallInfo(task.tid);
+  if (!info.ok() || info->op != PTRACE_SYSCALL_INFO_SECCOMP) {
+    Resume(task, ResumeHow::kCont, 0);
+    return;
+  }
+  if (!task.mm->has_scratch() && !task.mm->scratch_unavailable() && EnsureScratch(task)) return;
+
+  const auto tag = static_cast<Intercept>(info->ret_data);
+  if (info->ret_data < stats_.by_intercept.size()) ++stats_.by_intercept[info->ret_data];
+  // clang-format off
+  static constexpr struct {
+    Intercept tag;
+    Verdict (Tracer::*dispatch)(const Stop&);
+  } kDispatch[] = {
+    {Intercept::kFdSyscall,    &Tracer::OnFdSyscall},
+    {Intercept::kVerbsIoctl,   &Tracer::OnFdSyscall},
+    {Intercept::kDup,          &Tracer::OnDup},
+    {Intercept::kDupTo,        &Tracer::OnDupTo},
+    {Intercept::kFcntlDup,     &Tracer::OnFcntlDup},
+    {Intercept::kClose,        &Tracer::OnClose},
+    {Intercept::kCloseRange,   &Tracer::OnCloseRange},
+    {Intercept::kUnshareFiles, &Tracer::OnUnshareFiles},
+    {Intercept::kPath,         &Tracer::OnPath},
+  };
+  // clang-format on
+  const Stop stop{task, info->nr, info->args, tag};
+  for (const auto& row : kDispatch) {
+    if (row.tag == tag) {
+      ApplyVerdict(task, (this->*row.dispatch)(stop));
+      return;
+    }
+  }
+  Resume(task, ResumeHow::kCont, 0);  // a tag this tracer does not know: allow
+}
+
+void Tracer::ApplyVerdict(Task& task, Verdict verdict) {
+  switch (verdict.kind) {
+    case Verdict::Kind::kContinue:
+      Resume(task, ResumeHow::kCont, 0);
+      return;
+    case Verdict::Kind::kSkip: {
+      auto regs = Regs::Get(task.tid);
+      if (!regs.ok()) return;  // gone; its exit status follows
+      regs->SkipSyscall(verdict.result);
+      if (regs->Set(task.tid).ok()) Resume(task, ResumeHow::kCont, 0);
+      return;
+    }
+    case Verdict::Kind::kWatchExit: {
+      PendingExit pending;
+      pending.release_slot = verdict.release_slot;
+      pending.on_exit = std::move(verdict.on_exit);
+      bool rewrite = verdict.new_nr.has_value();
+      for (const auto& arg : verdict.new_args) rewrite = rewrite || arg.has_value();
+      if (rewrite) {
+        auto regs = Regs::Get(task.tid);
+        if (!regs.ok()) return;
+        pending.restore = *regs;
+        Regs changed = *regs;
+        if (verdict.new_nr) changed.set_syscall_nr(*verdict.new_nr);
+        for (int i = 0; i < 6; ++i)
+          if (const auto& arg = verdict.new_args[static_cast<size_t>(i)]) changed.set_arg(i, *arg);
+        if (!changed.Set(task.tid).ok()) return;
+      }
+      task.pending = std::move(pending);
+      Resume(task, ResumeHow::kSyscall, 0);
+      return;
+    }
+  }
+}
+
+void Tracer::OnSyscallExit(Task& task) {
+  if (!task.pending) {
+    Resume(task, ResumeHow::kCont, 0);
+    return;
+  }
+  auto info = GetSyscallInfo(task.tid);
+  if (info.ok() && info->op != PTRACE_SYSCALL_INFO_EXIT) {
+    // Not the exit we are waiting for (cannot happen with the kernel's stop order, but
+    // restoring registers at the wrong stop would corrupt the thread): keep waiting.
+    Resume(task, ResumeHow::kSyscall, 0);
+    return;
+  }
+  ++stats_.exit_stops;
+  PendingExit pending = std::move(*task.pending);
+  task.pending.reset();
+  auto regs = Regs::Get(task.tid);
+  if (!regs.ok()) return;
+  const long result = regs->result();
+  ExitStop stop(*this, task, *regs);
+  long final_result = pending.on_exit ? pending.on_exit(stop, result) : result;
+  if (auto death = stop.death_status()) {
+    reaped_.emplace_back(task.tid, *death);
+    return;
+  }
+  // The kernel will restart the syscall with the registers we leave: its result register
+  // must stay the restart code (arch_do_signal_or_restart reads it).
+  if (IsRestartCode(result)) final_result = result;
+  if (pending.release_slot) task.mm->ReleaseSlot(task.tid);
+  if (pending.restore || stop.touched() || final_result != result) {
+    Regs out = pending.restore ? *pending.restore : *regs;
+    out.set_ip(regs->ip());
+    out.set_result(final_result);
+    if (!out.Set(task.tid).ok()) return;
+  }
+  Resume(task, ResumeHow::kCont, TakeDeferredSignal(task));
+}
+
+Tracer::Verdict Tracer::Deny(const Stop& stop, const Error& error) {
+  ++stats_.denied;
+  options_.log->Error("[pid {}] {}: {}", stop.task.tid, SyscallName(stop.nr), error.ToString());
+  return Verdict::Skip(-static_cast<long>(error.errnum));
+}
+
+}  // namespace rxp::harness
