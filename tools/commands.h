@@ -21,8 +21,11 @@ struct CommandFamily {
   void (*add)(CLI::App& app);
 };
 
+void AddRunCommands(CLI::App& app);  // run_command.cc
+
 // One line per family, in --help order.
-inline constexpr std::array<CommandFamily, 0> kCommandFamilies = {{
+inline constexpr std::array<CommandFamily, 1> kCommandFamilies = {{
+    {"run", AddRunCommands},
 }};
 
 }  // namespace rxp::tools
