@@ -35,7 +35,7 @@ TEST_CASE("an open file closes when its last fd goes, in any table", "[fd_table]
   CHECK(closes[0] == CloseReason::kExit);
 }
 
-TEST_CASE("replacing an fd drops the file it named; EraseIf gives the reason", "[fd_table]") {
+TEST_CASE("replacing an fd drops the file it named and EraseIf gives the reason", "[fd_table]") {
   std::vector<CloseReason> closes;
   FdTable table;
   table.Insert(800, MakeFile(closes));

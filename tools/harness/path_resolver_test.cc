@@ -18,7 +18,7 @@ RuleResolver Devices() {
   });
 }
 
-TEST_CASE("longest match wins; exact beats tree at equal length", "[resolver]") {
+TEST_CASE("longest match wins and exact beats tree at equal length", "[resolver]") {
   RuleResolver r = Devices();
   auto dev = r.Resolve("/dev/infiniband/uverbs0", PathOp::kOpen);
   CHECK(dev.kind == K::kRewrite);

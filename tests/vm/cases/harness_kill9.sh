@@ -1,0 +1,74 @@
+#!/bin/bash
+# kill -9 mid-transfer, twice: of a proxied ib_write_bw (its harness exits with 137), then of a
+# harness (PTRACE_O_EXITKILL takes its program down with it). The harness never holds a device
+# fd of the program's, and every RDMA object is released: rdma resource show is back to the
+# baseline (the agent checks it again after the test).
+set -euo pipefail
+source "$(dirname "$0")/../guest/testbed.sh"
+source "$(dirname "$0")/harness_lib.sh"
+dir=$(mktemp -d)
+
+# start_transfer: ib_write_bw server (node1) and client (node0), each under its own harness;
+# returns when data flows. Sets server/client (harness pids) and sprog/cprog (program pids).
+start_transfer() {
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D 60 \
+    >"$dir/server" 2>&1 &
+  server=$!
+  rxp_wait_tcp 18515
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D 60 \
+    "$RXP_NODE1_IP" >"$dir/client" 2>&1 &
+  client=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    cprog=$(pgrep -P "$client" -x ib_write_bw || true)
+    sprog=$(pgrep -P "$server" -x ib_write_bw || true)
+    [[ -n "$cprog" && -n "$sprog" ]] && (($(rxp_harness_device_fds "$cprog") > 0)) && break
+    sleep 0.1
+  done
+  [[ -n "$cprog" && -n "$sprog" ]] || { echo "the programs did not start" >&2; cat "$dir"/* >&2; exit 1; }
+  local before sent
+  before=$(rxp_link_packets "$RXP_NODE0_NETDEV")
+  sleep 2
+  sent=$(($(rxp_link_packets "$RXP_NODE0_NETDEV") - before))
+  echo "mid-transfer: $sent packets in 2 s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
+  ((sent > 0)) || { echo "no traffic" >&2; exit 1; }
+  for h in "$client" "$server"; do
+    local n
+    n=$(rxp_harness_device_fds "$h")
+    ((n == 0)) || { echo "harness $h holds $n device fds" >&2; ls -l /proc/"$h"/fd >&2; exit 1; }
+  done
+  rdma resource show
+}
+
+# finish: the server side ends (its peer is gone) or is killed; nothing may outlive its harness.
+finish() {
+  kill -9 "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 50; i++)); do
+    pgrep -x ib_write_bw >/dev/null || break
+    sleep 0.1
+  done
+  if pgrep -x ib_write_bw; then echo "a program outlived its harness" >&2; exit 1; fi
+  rxp_resources_back_to_baseline
+}
+
+echo "== kill -9 of the proxied program"
+start_transfer
+kill -9 "$cprog"
+rc=0
+wait "$client" || rc=$?
+echo "the harness of the killed program exited with $rc"
+((rc == 137)) || { echo "expected 137 (128 + SIGKILL)" >&2; exit 1; }
+finish
+
+echo "== kill -9 of the harness"
+start_transfer
+kill -9 "$client"
+wait "$client" 2>/dev/null || true
+for ((i = 0; i < 50 && $(ps -o pid= -p "$cprog" | wc -l) > 0; i++)); do sleep 0.1; done
+if ps -o pid=,stat=,cmd= -p "$cprog"; then echo "the program survived its harness" >&2; exit 1; fi
+echo "the program died with its harness (PTRACE_O_EXITKILL)"
+finish
+echo "kill -9: resources back to the baseline both times"
+rm -rf "$dir"
