@@ -49,6 +49,7 @@ class AddressSpace {
   // The slot of thread `tid` (allocating one on first use); EAGAIN when all are taken.
   Result<uint64_t> AcquireSlot(pid_t tid);
   void ReleaseSlot(pid_t tid);
+  bool HoldsSlot(pid_t tid) const { return slots_.count(tid) != 0; }
   size_t slots_in_use() const { return slots_.size(); }
 
   UniqueFd& mem_fd() { return mem_fd_; }

@@ -62,12 +62,14 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (options.argv.empty()) return Fail(EINVAL, "no program to run");
   auto program = FindProgram(options.argv[0]);
   if (!program.ok()) return std::move(program).error();
-  const auto rules = BuildInterceptRules(options.range);
-  auto filter = CompileFilter(rules);
+  auto filter = CompileFilter(BuildBaseRules(options.range));
   if (!filter.ok()) return std::move(filter).error();
+  auto device_filter = CompileFilter(BuildDeviceRules(options.range));
+  if (!device_filter.ok()) return std::move(device_filter).error();
 
   TracerOptions tracer_options;
   tracer_options.range = options.range;
+  tracer_options.device_filter = &*device_filter;
   tracer_options.resolver = options.resolver;
   tracer_options.factory = options.factory;
   tracer_options.host_fs = options.host_fs;

@@ -88,15 +88,33 @@ const PathSyscall* FindPathSyscall(long nr) {
   return nullptr;
 }
 
-std::vector<FilterRule> BuildInterceptRules(const FdRange& r) {
+std::vector<FilterRule> BuildBaseRules(const FdRange& r) {
+  // clang-format off
+  std::vector<FilterRule> rules = {
+    // syscall           conditions (all hold)                                   action
+    {SYS_ioctl,          {Is32(1, kRdmaVerbsIoctl)},                             Trace(Intercept::kVerbsIoctl)},
+    {SYS_socket,         {Is32(0, AF_NETLINK), Is32(2, kNetlinkRdma)},           Errno(EPROTONOSUPPORT)},
+    {SYS_io_uring_setup, {},                                                     Errno(ENOSYS)},
+    // A process without proxied fds can still pull one out of a child that has some.
+    {SYS_pidfd_getfd,    {FdIn(1, r)},                                           Errno(EPERM)},
+  };
+  // clang-format on
+  for (const PathSyscall& row : kPathSyscalls) {
+    FilterRule rule{row.nr, {}, Trace(Intercept::kPath)};
+    if (row.empty_path_flag != 0)
+      rule.conditions.push_back(FlagClear(static_cast<unsigned>(row.flags_arg), row.empty_path_flag));
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
   std::vector<FilterRule> rules;
   for (const FdSyscall& row : kFdSyscalls)
     rules.push_back({row.nr, {FdIn(static_cast<unsigned>(row.fd_arg), r)}, Trace(Intercept::kFdSyscall)});
-
   // clang-format off
-  const FilterRule kFixed[] = {
+  const FilterRule kFdModel[] = {
     // syscall           conditions (all hold)                                   action
-    {SYS_ioctl,          {Is32(1, kRdmaVerbsIoctl)},                             Trace(Intercept::kVerbsIoctl)},
     {SYS_dup,            {FdIn(0, r)},                                           Trace(Intercept::kDup)},
     {SYS_dup2,           {FdIn(0, r)},                                           Trace(Intercept::kDupTo)},
     {SYS_dup2,           {FdIn(1, r)},                                           Trace(Intercept::kDupTo)},
@@ -111,19 +129,9 @@ std::vector<FilterRule> BuildInterceptRules(const FdRange& r) {
     {SYS_close_range,    {{0, Op::kLt, r.end()}, {1, Op::kGe, r.base()}},        Trace(Intercept::kCloseRange)},
     {SYS_close_range,    {{0, Op::kGt, kLow32}},                                 Trace(Intercept::kCloseRange)},
     {SYS_unshare,        {FlagSet(0, CLONE_FILES)},                              Trace(Intercept::kUnshareFiles)},
-    {SYS_socket,         {Is32(0, AF_NETLINK), Is32(2, kNetlinkRdma)},           Errno(EPROTONOSUPPORT)},
-    {SYS_io_uring_setup, {},                                                     Errno(ENOSYS)},
-    {SYS_pidfd_getfd,    {FdIn(1, r)},                                           Errno(EPERM)},
   };
   // clang-format on
-  rules.insert(rules.end(), std::begin(kFixed), std::end(kFixed));
-
-  for (const PathSyscall& row : kPathSyscalls) {
-    FilterRule rule{row.nr, {}, Trace(Intercept::kPath)};
-    if (row.empty_path_flag != 0)
-      rule.conditions.push_back(FlagClear(static_cast<unsigned>(row.flags_arg), row.empty_path_flag));
-    rules.push_back(std::move(rule));
-  }
+  rules.insert(rules.end(), std::begin(kFdModel), std::end(kFdModel));
   return rules;
 }
 

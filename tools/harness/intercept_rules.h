@@ -1,13 +1,19 @@
 // What stops, in one table: the harness's seccomp rules and how the tracer decodes each stop.
 //
+// Two filters. The base filter is installed before exec and stays for the life of every
+// tracee; the device filter is added to a process (by the tracer, with an injected seccomp()
+// and SECCOMP_FILTER_FLAG_TSYNC) when it gets its first proxied fd, and is inherited by its
+// children and across exec. A process that never opens an RDMA device therefore never runs the
+// fd-range checks on its read/write/close/... (they would cost every such syscall a BPF run).
+//
 // Three kinds of syscalls stop (SECCOMP_RET_TRACE, tagged with an Intercept):
-//   * syscalls that name a reserved-range fd (kFdSyscalls): the proxied file's handler runs;
-//     dup/dup2/dup3/fcntl(F_DUPFD*)/close/close_range keep proxied fds inside the range and
-//     the fd model in step;
-//   * RDMA_VERBS_IOCTL on any fd, so a uverbs fd that escaped the range (SCM_RIGHTS,
+//   * (device filter) syscalls that name a reserved-range fd (kFdSyscalls): the proxied file's
+//     handler runs; dup/dup2/dup3/fcntl(F_DUPFD*)/close/close_range keep proxied fds inside
+//     the range and the fd model in step;
+//   * (base) RDMA_VERBS_IOCTL on any fd, so a uverbs fd that escaped the range (SCM_RIGHTS,
 //     pidfd_getfd from outside, ...) cannot issue an unchecked verbs command;
-//   * path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection.
-// A few are answered by the filter alone, without a stop (SECCOMP_RET_ERRNO):
+//   * (base) path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection.
+// A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
 //   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT, so libibverbs deterministically
 //     falls back to sysfs enumeration (rdma-core ibverbs_get_device_list);
 //   * io_uring_setup -> ENOSYS (io_uring requests bypass seccomp entirely);
@@ -68,7 +74,9 @@ struct PathSyscall {
 std::span<const PathSyscall> PathSyscalls();
 const PathSyscall* FindPathSyscall(long nr);
 
-// The full rule list for a reserved range.
-std::vector<FilterRule> BuildInterceptRules(const FdRange& range);
+// The base filter's rules: installed in the first tracee before exec.
+std::vector<FilterRule> BuildBaseRules(const FdRange& range);
+// The device filter's rules: added to a process with its first proxied fd.
+std::vector<FilterRule> BuildDeviceRules(const FdRange& range);
 
 }  // namespace rxp::harness

@@ -40,12 +40,16 @@
 #include "tools/harness/path_canon.h"
 #include "tools/harness/path_resolver.h"
 #include "tools/harness/regs.h"
+#include "tools/harness/seccomp_filter.h"
 #include "tools/harness/syscall_injector.h"
 
 namespace rxp::harness {
 
 struct TracerOptions {
   FdRange range = *FdRange::Make(768, 256);
+  // The device filter (BuildDeviceRules, compiled), added to a process with its first proxied
+  // fd. Null: the base filter must then contain the fd-range rules itself (tests).
+  const BpfProgram* device_filter = nullptr;
   const PathResolver* resolver = nullptr;   // null: path lookups pass through
   FileHandlerFactory* factory = nullptr;    // null: proxied opens fail with ENODEV
   HostFs* host_fs = nullptr;                // null: LocalHostFs
@@ -62,6 +66,7 @@ struct TracerStats {
   uint64_t paths_rewritten = 0;
   uint64_t paths_failed = 0;
   uint64_t fds_moved = 0;     // fds moved into the reserved range
+  uint64_t device_filters = 0;  // processes given the device filter
   uint64_t denied = 0;        // syscalls skipped with an error by the harness or a handler
   std::array<uint64_t, static_cast<size_t>(Intercept::kCount)> by_intercept{};
 };
@@ -149,6 +154,12 @@ class Tracer {
   void Resume(Task& task, ResumeHow how, int sig);
   int TakeDeferredSignal(Task& task);
   bool EnsureScratch(Task& task);
+  std::optional<Result<long>> InjectBeforeSyscall(Task& task, long nr,
+                                                  const std::array<uint64_t, 6>& args);
+  Result<uint64_t> WriteDeviceFilter(Task& task);
+  Result<void> EnsureDeviceFilter(ExitStop& stop);
+  bool InstallPendingDeviceFilter(Task& task);
+  void NoteDeviceFilter(Task& task);
   Task* FindTask(pid_t tid);
   Verdict Deny(const Stop& stop, const Error& error);
 
@@ -185,6 +196,10 @@ class Tracer {
   std::set<pid_t> early_children_;  // new tasks that stopped before their parent's event
   std::set<pid_t> early_deaths_;    // new tasks that died before their parent's event
   std::vector<std::pair<pid_t, int>> reaped_;  // deaths seen while injecting, processed later
+  std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
+  // Processes that share an fd table with a device-filtered one but lack the filter
+  // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.
+  std::set<pid_t> device_filter_pending_;
 };
 
 }  // namespace rxp::harness

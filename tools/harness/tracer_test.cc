@@ -130,6 +130,38 @@ TEST_CASE("untouched syscalls never stop", "[tracer]") {
   CHECK(many.stats.exit_stops == few.stats.exit_stops);
 }
 
+TEST_CASE("reserved-range fds only stop once the process holds a proxied fd", "[tracer]") {
+  Fixture f;
+  // No device: the device filter is not there, and an ordinary fd in the range runs freely.
+  TesteeRun few = RunTestee({"range-fd-loop", "10"}, f.options);
+  TesteeRun many = RunTestee({"range-fd-loop", "5000"}, f.options);
+  REQUIRE(many["loops"] == "5000");
+  CHECK(many.stats.seccomp_stops == few.stats.seccomp_stops);
+  CHECK(many.stats.device_filters == 0);
+  // With a proxied fd, every syscall on a range fd stops; the unrelated fd has no handler.
+  TesteeRun with_device = RunTestee({"range-fd-loop", "5000", "/dev/infiniband/uverbs0"}, f.options);
+  REQUIRE(with_device["loops"] == "5000");
+  CHECK(with_device.stats.device_filters == 1);
+  CHECK(with_device.stats.seccomp_stops >= few.stats.seccomp_stops + 5000);
+  CHECK(f.factory.record.CountCalls(SYS_read) == 0);
+}
+
+TEST_CASE("the device filter reaches every thread and CLONE_FILES siblings", "[tracer]") {
+  Fixture f;
+  TesteeRun threads = RunTestee({"threads-device", "/dev/infiniband/uverbs0", "8"}, f.options);
+  CHECK(threads["threads_ok"] == "8");
+  CHECK(f.factory.record.CountCalls(SYS_read) == 8);
+  CHECK(threads.stats.device_filters == 1);
+
+  RecordingFactory sibling_factory;
+  f.options.factory = &sibling_factory;
+  TesteeRun late = RunTestee({"clone-files-late", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(late.out << late.errors);
+  CHECK(late["child"] == "0");
+  CHECK(late.stats.device_filters == 2);
+  CHECK(sibling_factory.record.CountCalls(SYS_read) == 1);
+}
+
 TEST_CASE("netlink RDMA sockets and io_uring are refused by the filter alone", "[tracer]") {
   Fixture f;
   TesteeRun run = RunTestee({"netlink"}, f.options);

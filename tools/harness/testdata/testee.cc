@@ -6,7 +6,7 @@
 //   readlink PATH | openat DIR NAME | chdir-open DIR NAME | list DIR | netlink |
 //   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH | proc-reopen PATH |
 //   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
-//   read-proxied PATH N
+//   read-proxied PATH N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -356,6 +356,58 @@ int IoUring() {
   return 0;
 }
 
+// Reads an ordinary file through an fd in the reserved range, N times; with a PATH, opens that
+// (proxied) device first.
+int RangeFdLoop(long n, const char* device) {
+  if (device[0] != '\0' && open(device, O_RDWR | O_CLOEXEC) < 0) return 1;
+  int fd = dup2(open("/dev/zero", O_RDONLY | O_CLOEXEC), 800);
+  char buf[8];
+  for (long i = 0; i < n; ++i)
+    if (read(fd, buf, sizeof buf) != sizeof buf) return 1;
+  Print("loops", n);
+  return 0;
+}
+
+// N threads open the device and read it at once: the first open adds the device filter to
+// every thread (TSYNC).
+int ThreadsDevice(const char* path, int n) {
+  static const char* device = path;
+  std::atomic<int> ok{0};
+  std::vector<pthread_t> threads(static_cast<size_t>(n));
+  for (auto& t : threads) {
+    pthread_create(&t, nullptr, [](void* arg) -> void* {
+      int fd = open(device, O_RDWR | O_CLOEXEC);
+      char buf[1];
+      if (fd >= 0 && read(fd, buf, 0) == 0) static_cast<std::atomic<int>*>(arg)->fetch_add(1);
+      return nullptr;
+    }, &ok);
+  }
+  for (auto& t : threads) pthread_join(t, nullptr);
+  Print("threads_ok", ok.load());
+  return 0;
+}
+
+// A CLONE_FILES sibling process created before the device is opened: it shares the fd, and
+// (after its next traced syscall) its reads of it are proxied too.
+int CloneFilesLate(const char* path) {
+  static char stack[64 * 1024];
+  static int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) != 0) return 1;
+  pid_t pid = clone([](void*) -> int {
+    int devfd = -1;  // the parent sends the number: the fd table is shared, memory is not
+    if (read(pipefd[0], &devfd, sizeof devfd) != sizeof devfd) return 1;
+    struct stat st{};
+    stat("/", &st);  // any traced syscall: the sibling gets the device filter here
+    char buf[1];
+    return read(devfd, buf, 0) == 0 ? 0 : 2;
+  }, stack + sizeof stack, CLONE_FILES | SIGCHLD, nullptr);
+  int devfd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(devfd));
+  (void)!write(pipefd[1], &devfd, sizeof devfd);
+  Print("child", WaitChild(pid));
+  return 0;
+}
+
 int ReadProxied(const char* path, long n) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   char buf[1];
@@ -403,6 +455,9 @@ int main(int argc, char** argv) {
   if (cmd == "ioctl-verbs") return IoctlVerbs(std::atoi(a));
   if (cmd == "io-uring") return IoUring();
   if (cmd == "read-proxied") return ReadProxied(a, std::atol(b));
+  if (cmd == "range-fd-loop") return RangeFdLoop(std::atol(a), b);
+  if (cmd == "threads-device") return ThreadsDevice(a, std::atoi(b));
+  if (cmd == "clone-files-late") return CloneFilesLate(a);
   std::fprintf(stderr, "testee: unknown command %s\n", cmd.c_str());
   return 2;
 }
