@@ -66,7 +66,7 @@ constexpr PathSyscall kPathSyscalls[] = {
 const char* InterceptName(Intercept tag) {
   static constexpr const char* kNames[] = {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
-      "fcntl-dup", "close", "close-range", "unshare-files", "path",
+      "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -129,6 +129,10 @@ std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
     {SYS_close_range,    {{0, Op::kLt, r.end()}, {1, Op::kGe, r.base()}},        Trace(Intercept::kCloseRange)},
     {SYS_close_range,    {{0, Op::kGt, kLow32}},                                 Trace(Intercept::kCloseRange)},
     {SYS_unshare,        {FlagSet(0, CLONE_FILES)},                              Trace(Intercept::kUnshareFiles)},
+    // The control data is in memory: every send with a message header stops (send/sendto
+    // cannot carry fds). Only processes that hold proxied fds have this rule.
+    {SYS_sendmsg,        {},                                                     Trace(Intercept::kSendFds)},
+    {SYS_sendmmsg,       {},                                                     Trace(Intercept::kSendFds)},
   };
   // clang-format on
   rules.insert(rules.end(), std::begin(kFdModel), std::end(kFdModel));

@@ -12,7 +12,9 @@
 //     the range and the fd model in step;
 //   * (base) RDMA_VERBS_IOCTL on any fd, so a uverbs fd that escaped the range (SCM_RIGHTS,
 //     pidfd_getfd from outside, ...) cannot issue an unchecked verbs command;
-//   * (base) path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection.
+//   * (base) path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection;
+//   * (device filter) sendmsg/sendmmsg, so a proxied fd is not handed to another process
+//     over a unix socket (SCM_RIGHTS), where it would escape the harness.
 // A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
 //   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT, so libibverbs deterministically
 //     falls back to sysfs enumeration (rdma-core ibverbs_get_device_list);
@@ -42,6 +44,7 @@ enum class Intercept : uint16_t {
   kCloseRange,     // close_range overlapping the range
   kUnshareFiles,   // unshare(CLONE_FILES)
   kPath,           // a path lookup (kPathSyscalls)
+  kSendFds,        // sendmsg/sendmmsg of a process that holds proxied fds (SCM_RIGHTS check)
   kCount,
 };
 const char* InterceptName(Intercept tag);

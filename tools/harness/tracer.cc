@@ -424,6 +424,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kCloseRange,   &Tracer::OnCloseRange},
     {Intercept::kUnshareFiles, &Tracer::OnUnshareFiles},
     {Intercept::kPath,         &Tracer::OnPath},
+    {Intercept::kSendFds,      &Tracer::OnSendFds},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -2,12 +2,16 @@
 // reserved-range fd, or RDMA_VERBS_IOCTL on any fd.
 #include <fcntl.h>
 #include <linux/close_range.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
@@ -30,6 +34,36 @@ bool FdIsCloexec(pid_t tid, int fd) {
     found = std::sscanf(line, "flags: %lo", &flags) == 1;
   std::fclose(f);
   return found && (flags & O_CLOEXEC) != 0;
+}
+
+// The fds a message passes with SCM_RIGHTS (unix(7)), read from the tracee's struct msghdr.
+// The layouts are the x86-64 ABI's: msghdr is 56 bytes, its control pointer and length at 32
+// and 40; each cmsghdr is {size_t len; int level; int type;} followed by data, 8-aligned.
+Result<std::vector<int>> PassedFds(TraceeMemory& memory, uint64_t msghdr) {
+  auto control = memory.ReadValue<uint64_t>(msghdr + 32);
+  auto length = memory.ReadValue<uint64_t>(msghdr + 40);
+  if (!control.ok()) return std::move(control).error();
+  if (!length.ok()) return std::move(length).error();
+  std::vector<int> fds;
+  // The kernel refuses more than sysctl_optmem_max (20 KiB by default) of control data.
+  const uint64_t len = std::min<uint64_t>(*length, 64 * 1024);
+  if (*control == 0 || len < sizeof(cmsghdr)) return fds;
+  std::vector<std::byte> buf(len);
+  RXP_TRY(memory.Read(*control, buf));
+  for (uint64_t pos = 0; pos + sizeof(cmsghdr) <= len;) {
+    cmsghdr header{};
+    std::memcpy(&header, buf.data() + pos, sizeof header);
+    if (header.cmsg_len < sizeof(cmsghdr) || header.cmsg_len > len - pos) break;  // EINVAL
+    if (header.cmsg_level == SOL_SOCKET && header.cmsg_type == SCM_RIGHTS) {
+      for (uint64_t off = sizeof(cmsghdr); off + sizeof(int) <= header.cmsg_len; off += sizeof(int)) {
+        int fd = -1;
+        std::memcpy(&fd, buf.data() + pos + off, sizeof fd);
+        fds.push_back(fd);
+      }
+    }
+    pos += (header.cmsg_len + 7) & ~uint64_t{7};  // CMSG_ALIGN
+  }
+  return fds;
 }
 
 }  // namespace
@@ -228,6 +262,31 @@ Tracer::Verdict Tracer::OnCloseRange(const Stop& stop) {
     }
     return result;
   });
+}
+
+// A proxied fd passed over a unix socket would arrive outside the reserved range in the
+// receiver — possibly a process the harness does not trace at all — where its write() and
+// mmap() no longer stop. Refuse the send instead.
+Tracer::Verdict Tracer::OnSendFds(const Stop& stop) {
+  Task& task = stop.task;
+  if (task.fds->size() == 0) return Verdict::Continue();
+  ProcessMemory memory(task.tid, &task.mm->mem_fd());
+  // sendmsg(fd, msg, flags); sendmmsg(fd, msgvec, vlen, flags) with 64-byte struct mmsghdr.
+  const bool many = stop.nr == SYS_sendmmsg;
+  const uint32_t count = many ? std::min<uint32_t>(static_cast<uint32_t>(stop.args[2]), UIO_MAXIOV) : 1;
+  for (uint32_t i = 0; i < count; ++i) {
+    auto fds = PassedFds(memory, stop.args[1] + uint64_t{i} * 64);
+    if (!fds.ok()) return Verdict::Continue();  // unreadable: the kernel reports EFAULT
+    for (int fd : *fds) {
+      if (!options_.range.Contains(static_cast<uint64_t>(static_cast<uint32_t>(fd)))) continue;
+      if (auto file = task.fds->Find(fd))
+        return Deny(stop, Fail(EPERM,
+                               "passing proxied fd {} ({}) over a socket (SCM_RIGHTS) is refused: "
+                               "the receiver would hold the device outside the harness",
+                               fd, file->label()));
+    }
+  }
+  return Verdict::Continue();
 }
 
 Tracer::Verdict Tracer::OnUnshareFiles(const Stop& stop) {

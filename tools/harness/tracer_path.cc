@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 
 #include <algorithm>
@@ -42,6 +43,13 @@ Result<OpenArgs> ReadOpenArgs(const PathSyscall& row, const std::array<uint64_t,
     out.flags = args[static_cast<size_t>(row.flags_arg)];
   }
   return out;
+}
+
+// Whether two paths name the same file (stat(2) of both: device and inode).
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return stat(a.c_str(), &sa) == 0 && stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev &&
+         sa.st_ino == sb.st_ino;
 }
 
 }  // namespace
@@ -175,12 +183,22 @@ Tracer::ExitFn Tracer::AdoptOpenedFd(const Stop& stop, std::string sandbox,
       options_.log->Error("[pid {}] open {}: {}", tid, sandbox, moved.error().ToString());
       return -static_cast<long>(moved.error().errnum);
     }
+    // What the tracee opened must be the file the harness chose: another thread could have
+    // changed a dirfd or a symlink between the check and the kernel's lookup.
+    const std::string host_path =
+        resolution.kind == Resolution::Kind::kRewrite ? resolution.host_path : sandbox;
+    if (!SameFile("/proc/" + std::to_string(tid) + "/fd/" + std::to_string(*moved), host_path)) {
+      close_fd(*moved);
+      ++stats_.denied;
+      options_.log->Error("[pid {}] open {}: EACCES: the file opened is not {} (it changed "
+                          "while the open was in flight)", tid, sandbox, host_path);
+      return -EACCES;
+    }
     OpenedPath opened;
     opened.tid = tid;
     opened.tgid = tgid;
     opened.sandbox_path = sandbox;
-    opened.host_path =
-        resolution.kind == Resolution::Kind::kRewrite ? resolution.host_path : sandbox;
+    opened.host_path = host_path;
     opened.label = resolution.label;
     opened.flags = flags;
     opened.fd = *moved;

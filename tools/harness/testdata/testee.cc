@@ -4,7 +4,8 @@
 //   exit CODE | raise SIG | threads N | fork | vfork-exec | exec-chain N |
 //   exec-from-thread | clone-files PATH | open PATH | device PATH | stat PATH | lstat PATH | access PATH |
 //   readlink PATH | openat DIR NAME | chdir-open DIR NAME | list DIR | netlink |
-//   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH | proc-reopen PATH |
+//   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH [ALIAS] |
+//   proc-reopen PATH |
 //   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
 //   read-proxied PATH N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH
 #include <dirent.h>
@@ -275,7 +276,12 @@ int SendRecvFd(int fd) {
   cmsg->cmsg_type = SCM_RIGHTS;
   cmsg->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-  if (sendmsg(sv[0], &msg, 0) != 1) return -errno;
+  if (sendmsg(sv[0], &msg, 0) != 1) {
+    int e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    return -e;
+  }
   std::memset(control, 0, sizeof control);
   msg.msg_controllen = sizeof control;
   if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1) return -errno;
@@ -286,13 +292,21 @@ int SendRecvFd(int fd) {
   return received;
 }
 
-int ScmRights(const char* path) {
+// Passes a proxied fd over a unix socket (refused), an ordinary fd (fine), and the same
+// device opened without the harness seeing the path (through a private symlink): its verbs
+// ioctl is refused.
+int ScmRights(const char* path, const char* alias) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   Print("fd", Ret(fd));
-  int low = SendRecvFd(fd);
-  Print("received", low);
-  Print("ioctl_verbs", Ret(ioctl(low, kRdmaVerbsIoctl, nullptr)));
+  Print("sent_proxied", SendRecvFd(fd));
+  int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  Print("sent_ordinary", SendRecvFd(null_fd) >= 0 ? 0 : -1);
   Print("ioctl_verbs_proxied", Ret(ioctl(fd, kRdmaVerbsIoctl, nullptr)));
+  if (alias[0] != '\0') {
+    int low = open(alias, O_RDWR | O_CLOEXEC);
+    Print("alias_fd", Ret(low));
+    Print("ioctl_verbs_alias", Ret(ioctl(low, kRdmaVerbsIoctl, nullptr)));
+  }
   return 0;
 }
 
@@ -446,7 +460,7 @@ int main(int argc, char** argv) {
   if (cmd == "syscall-loop") return SyscallLoop(std::atol(a));
   if (cmd == "wait-signal") return WaitSignal(a);
   if (cmd == "stop-cont") return StopCont();
-  if (cmd == "scm-rights") return ScmRights(a);
+  if (cmd == "scm-rights") return ScmRights(a, b);
   if (cmd == "proc-reopen") return ProcReopen(a);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
