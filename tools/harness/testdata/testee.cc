@@ -171,10 +171,8 @@ int ReadLink(const char* path) {
   return 0;
 }
 
-int OpenAt(const char* dir, const char* name) {
-  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  Print("dirfd", Ret(dfd));
-  int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+// Prints an open's result and, when it worked, the inode it reached.
+int PrintOpened(int fd) {
   Print("fd", Ret(fd));
   if (fd >= 0) {
     struct stat st{};
@@ -184,16 +182,15 @@ int OpenAt(const char* dir, const char* name) {
   return 0;
 }
 
+int OpenAt(const char* dir, const char* name) {
+  int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  Print("dirfd", Ret(dfd));
+  return PrintOpened(openat(dfd, name, O_RDONLY | O_CLOEXEC));
+}
+
 int ChdirOpen(const char* dir, const char* name) {
   Print("chdir", Ret(chdir(dir)));
-  int fd = open(name, O_RDONLY | O_CLOEXEC);
-  Print("fd", Ret(fd));
-  if (fd >= 0) {
-    struct stat st{};
-    fstat(fd, &st);
-    std::printf("ino=%lu\n", static_cast<unsigned long>(st.st_ino));
-  }
-  return 0;
+  return PrintOpened(open(name, O_RDONLY | O_CLOEXEC));
 }
 
 int List(const char* dir) {
