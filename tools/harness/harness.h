@@ -33,6 +33,7 @@ struct HarnessOptions {
   // SIGINT, SIGTERM and SIGHUP sent to the harness by kill(2) (not by the terminal, which
   // signals the whole foreground process group, tracee included) go to the traced program.
   bool forward_signals = true;
+  bool trust_clone_events = true;  // TracerOptions::trust_clone_events (tests)
 };
 
 struct HarnessRun {

@@ -1,6 +1,7 @@
 #include "tools/harness/tracer.h"
 
 #include <fcntl.h>
+#include <linux/kcmp.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -103,9 +105,11 @@ void Tracer::HandleStatus(pid_t tid, int status) {
   }
   Task* task = FindTask(tid);
   if (task == nullptr) {
-    // A new thread or process whose parent's fork/clone event has not been seen yet (the two
-    // are reported independently). It waits in its attach stop until OnNewTask resumes it.
-    early_children_.insert(tid);
+    // A new thread or process whose creator's fork/clone event has not been seen yet (the two
+    // are reported independently).
+    // Its attach stop resumes it; any other stop is then handled as usual.
+    if (AdoptEarlyChild(tid, event == PTRACE_EVENT_STOP) != nullptr && event != PTRACE_EVENT_STOP)
+      HandleStatus(tid, status);
     return;
   }
   switch (event) {
@@ -170,7 +174,6 @@ int Tracer::TakeDeferredSignal(Task& task) {
 
 void Tracer::OnTaskGone(pid_t tid, int status) {
   if (tid == main_pid_) main_status_ = status;
-  early_children_.erase(tid);
   auto it = tasks_.find(tid);
   if (it == tasks_.end()) {
     early_deaths_.insert(tid);
@@ -211,31 +214,81 @@ uint64_t Tracer::CloneFlags(Task& parent, int event) {
   return CLONE_VM | CLONE_FILES | CLONE_THREAD;
 }
 
+Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
+  const Task* creator = lineage.creator;
+  Task task;
+  task.tid = tid;
+  task.tgid = lineage.thread && creator != nullptr ? creator->tgid : tid;
+  task.started = started;
+  if (creator != nullptr) {
+    task.fds = lineage.shares_files ? creator->fds : creator->fds->Clone();
+    task.mm = lineage.shares_memory ? creator->mm : creator->mm->ForkCopy();
+    // A child is created with a copy of its creator's seccomp filters (copy_seccomp).
+    if (device_filtered_.count(creator->tgid) != 0) device_filtered_.insert(task.tgid);
+  } else {
+    task.fds = std::make_shared<FdTable>();
+    task.mm = std::make_shared<AddressSpace>();
+  }
+  auto [it, inserted] = tasks_.insert_or_assign(tid, std::move(task));
+  Task& added = it->second;
+  ++threads_per_process_[added.tgid];
+  if (!lineage.thread && options_.factory != nullptr)
+    options_.factory->OnProcessEvent({ProcessEvent::Kind::kFork, added.tgid,
+                                      creator != nullptr ? creator->tgid : 0,
+                                      lineage.shares_files, lineage.shares_memory});
+  return added;
+}
+
 void Tracer::OnNewTask(Task& parent, int event) {
   auto msg = GetEventMsg(parent.tid);
-  if (!msg.ok()) {
-    Resume(parent, ResumeHow::kCont, 0);
-    return;
-  }
-  const auto child = static_cast<pid_t>(*msg);
-  const uint64_t flags = CloneFlags(parent, event);
-  if (early_deaths_.erase(child) == 0) {
-    Task task;
-    task.tid = child;
-    task.tgid = (flags & CLONE_THREAD) != 0 ? parent.tgid : child;
-    task.fds = (flags & CLONE_FILES) != 0 ? parent.fds : parent.fds->Clone();
-    task.mm = (flags & CLONE_VM) != 0 ? parent.mm : parent.mm->ForkCopy();
-    task.started = early_children_.erase(child) != 0;
-    auto [it, inserted] = tasks_.insert_or_assign(child, std::move(task));
-    ++threads_per_process_[it->second.tgid];
-    // A child is created with a copy of its parent's seccomp filters (copy_seccomp).
-    if (device_filtered_.count(parent.tgid) != 0) device_filtered_.insert(it->second.tgid);
-    if ((flags & CLONE_THREAD) == 0 && options_.factory != nullptr)
-      options_.factory->OnProcessEvent({ProcessEvent::Kind::kFork, child, parent.tgid,
-                                        (flags & CLONE_FILES) != 0, (flags & CLONE_VM) != 0});
-    if (it->second.started) Resume(it->second, ResumeHow::kCont, 0);
+  const auto child = msg.ok() ? static_cast<pid_t>(*msg) : 0;
+  // Nothing to create when the child was adopted already (its first stop came first), died
+  // already, or (tests) children are to be adopted from what /proc and kcmp say.
+  if (msg.ok() && early_deaths_.erase(child) == 0 && FindTask(child) == nullptr &&
+      options_.trust_clone_events) {
+    const uint64_t flags = CloneFlags(parent, event);
+    AddTask(child, {&parent, (flags & CLONE_THREAD) != 0, (flags & CLONE_FILES) != 0,
+                    (flags & CLONE_VM) != 0},
+            /*started=*/false);
   }
   Resume(parent, ResumeHow::kCont, 0);
+}
+
+// A new task stopped before its creator's fork/clone event was seen. Waiting for that event is
+// not safe: a creator being killed never reports it (ptrace_stop does not stop with a fatal
+// signal pending), and the child would stay in its attach stop for ever. So it is adopted at
+// once: its process from /proc/<tid>/status, and whether it shares its creator's fd table and
+// memory from kcmp(2) (KCMP_FILES, KCMP_VM; CONFIG_KCMP, on in Debian kernels). Without kcmp it
+// is taken for a fork child (copies of both), or a thread (sharing both).
+Tracer::Task* Tracer::AdoptEarlyChild(pid_t tid, bool resume) {
+  ++stats_.early_children;
+  pid_t tgid = tid, ppid = 0;
+  const std::string status_path = "/proc/" + std::to_string(tid) + "/status";
+  if (FILE* f = std::fopen(status_path.c_str(), "re")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr) {
+      int value = 0;
+      if (std::sscanf(line, "Tgid: %d", &value) == 1) tgid = value;
+      if (std::sscanf(line, "PPid: %d", &value) == 1) ppid = value;
+    }
+    std::fclose(f);
+  }
+  Lineage lineage;
+  lineage.thread = tgid != tid;
+  const pid_t creator_tgid = lineage.thread ? tgid : ppid;
+  for (const auto& [other_tid, other] : tasks_)
+    if (other.tgid == creator_tgid) lineage.creator = &other;
+  if (lineage.creator != nullptr) {
+    auto shares = [&](int kind) {
+      const long same = syscall(SYS_kcmp, lineage.creator->tid, tid, kind, 0, 0);
+      return same < 0 ? lineage.thread : same == 0;
+    };
+    lineage.shares_files = shares(KCMP_FILES);
+    lineage.shares_memory = shares(KCMP_VM);
+  }
+  Task& task = AddTask(tid, lineage, /*started=*/true);
+  if (resume) Resume(task, ResumeHow::kCont, 0);
+  return &task;
 }
 
 void Tracer::OnExec(pid_t tid) {
@@ -256,10 +309,7 @@ void Tracer::OnExec(pid_t tid) {
     }
   }
   Task* task = FindTask(tid);
-  if (task == nullptr) {
-    early_children_.insert(tid);
-    return;
-  }
+  if (task == nullptr) task = AdoptEarlyChild(tid, false);
   // A new program, a new mm: no scratch region, no /proc/<pid>/mem fd for the old one.
   task->mm = std::make_shared<AddressSpace>();
   task->pending.reset();

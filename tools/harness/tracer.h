@@ -53,6 +53,10 @@ struct TracerOptions {
   const PathResolver* resolver = nullptr;   // null: path lookups pass through
   FileHandlerFactory* factory = nullptr;    // null: proxied opens fail with ENODEV
   HostFs* host_fs = nullptr;                // null: LocalHostFs
+  // Create a new task's state from its creator's fork/clone event (the clone flags). False
+  // (tests): always from /proc/<tid>/status and kcmp(2) at the new task's first stop, the path
+  // taken when that stop is reported before the event.
+  bool trust_clone_events = true;
   Log* log = nullptr;                       // null: errors to stderr, no trace
 };
 
@@ -67,6 +71,7 @@ struct TracerStats {
   uint64_t paths_failed = 0;
   uint64_t fds_moved = 0;     // fds moved into the reserved range
   uint64_t device_filters = 0;  // processes given the device filter
+  uint64_t early_children = 0;  // new tasks seen before their creator's fork/clone event
   uint64_t denied = 0;        // syscalls skipped with an error by the harness or a handler
   std::array<uint64_t, static_cast<size_t>(Intercept::kCount)> by_intercept{};
 };
@@ -146,6 +151,15 @@ class Tracer {
   void HandleStatus(pid_t tid, int status);
   void OnTaskGone(pid_t tid, int status);
   void OnNewTask(Task& parent, int event);
+  // What a new task shares with the task that created it.
+  struct Lineage {
+    const Task* creator = nullptr;
+    bool thread = false;         // CLONE_THREAD
+    bool shares_files = false;   // CLONE_FILES
+    bool shares_memory = false;  // CLONE_VM
+  };
+  Task& AddTask(pid_t tid, const Lineage& lineage, bool started);
+  Task* AdoptEarlyChild(pid_t tid, bool resume);
   uint64_t CloneFlags(Task& parent, int event);
   void OnExec(pid_t tid);
   void OnSeccompStop(Task& task);
@@ -194,7 +208,6 @@ class Tracer {
   std::optional<int> main_status_;
   std::map<pid_t, Task> tasks_;
   std::map<pid_t, int> threads_per_process_;  // tgid -> live tasks
-  std::set<pid_t> early_children_;  // new tasks that stopped before their parent's event
   std::set<pid_t> early_deaths_;    // new tasks that died before their parent's event
   std::vector<std::pair<pid_t, int>> reaped_;  // deaths seen while injecting, processed later
   std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter

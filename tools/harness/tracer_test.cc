@@ -111,6 +111,10 @@ TEST_CASE("follows threads and fork and vfork and clone and exec", "[tracer]") {
   Fixture f;
   CHECK(RunTestee({"threads", "16"}, f.options)["threads"] == "16");
   CHECK(RunTestee({"fork"}, f.options)["child"] == "7");
+  TesteeRun many = RunTestee({"fork-many", "60"}, f.options);
+  CHECK(many["sum"] == std::to_string(59 * 60 / 2));
+  // Which of a child's first stop and its creator's event comes first varies; both orders work.
+  WARN("children seen before their creator's fork event: " << many.stats.early_children);
   CHECK(RunTestee({"vfork-exec"}, f.options)["child"] == "5");
   CHECK(RunTestee({"exec-chain", "4"}, f.options)["chain_done"] == "1");
   // A non-leader thread execs: its tid becomes the leader's, and the new program runs traced.
@@ -128,6 +132,26 @@ TesteeRun CheckStopsDoNotGrow(const std::string& scenario, const HarnessOptions&
   CHECK(many.stats.seccomp_stops == few.stats.seccomp_stops);
   CHECK(many.stats.exit_stops == few.stats.exit_stops);
   return few;
+}
+
+TEST_CASE("new tasks are also adopted from proc and kcmp alone", "[tracer]") {
+  // The path taken when a child's first stop comes before its creator's fork/clone event
+  // (which a creator being killed never reports): every scenario must still work.
+  Fixture f;
+  f.options.trust_clone_events = false;
+  CHECK(RunTestee({"threads", "8"}, f.options)["threads"] == "8");
+  CHECK(RunTestee({"fork-many", "20"}, f.options)["sum"] == std::to_string(19 * 20 / 2));
+  CHECK(RunTestee({"vfork-exec"}, f.options)["child"] == "5");
+  TesteeRun forked = RunTestee({"fork-device", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(forked["child"] == "0");
+  CHECK(f.factory.record.CountCalls(SYS_read) == 2);  // the child inherited fd and filter
+  RecordingFactory clone_factory;
+  f.options.factory = &clone_factory;
+  TesteeRun cloned = RunTestee({"clone-files", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(cloned["read_after_child_close"] == "-EBADF");  // kcmp saw the shared fd table
+  REQUIRE(clone_factory.record.closes.size() == 1);
+  CHECK(clone_factory.record.closes[0] == CloseReason::kClosed);
+  CHECK(RunTestee({"threads-device", "/dev/infiniband/uverbs0", "4"}, f.options)["threads_ok"] == "4");
 }
 
 TEST_CASE("untouched syscalls never stop", "[tracer]") {

@@ -1,7 +1,7 @@
 // rxp_harness_testee: small scenarios the harness tests run under the tracer. Each subcommand
 // prints "key=value" lines the test parses; errors print "key=-<errno name>".
 //
-//   exit CODE | raise SIG | threads N | fork | vfork-exec | exec-chain N |
+//   exit CODE | raise SIG | threads N | fork | fork-many N | vfork-exec | exec-chain N |
 //   exec-from-thread | clone-files PATH | open PATH | device PATH | stat PATH | lstat PATH | access PATH |
 //   readlink PATH | openat DIR NAME | chdir-open DIR NAME | list DIR | netlink |
 //   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH [ALIAS] |
@@ -75,6 +75,24 @@ int Fork() {
     _exit(fd >= 0 ? 7 : 1);
   }
   Print("child", WaitChild(pid));
+  return 0;
+}
+
+// N children at once, each a fork that opens a file and exits with its index: whichever of
+// the child's first stop and the parent's fork event the tracer sees first, all must finish.
+int ForkMany(int n) {
+  std::vector<pid_t> pids;
+  for (int i = 0; i < n; ++i) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      close(open("/dev/null", O_RDONLY | O_CLOEXEC));
+      _exit(i % 100);
+    }
+    pids.push_back(pid);
+  }
+  long sum = 0;
+  for (pid_t pid : pids) sum += WaitChild(pid);
+  Print("sum", sum);
   return 0;
 }
 
@@ -440,6 +458,7 @@ int main(int argc, char** argv) {
   if (cmd == "raise") return raise(std::atoi(a)) == 0 ? 0 : 1;
   if (cmd == "threads") return Threads(std::atoi(a));
   if (cmd == "fork") return Fork();
+  if (cmd == "fork-many") return ForkMany(std::atoi(a));
   if (cmd == "vfork-exec") return VforkExec();
   if (cmd == "clone-files") return CloneFiles(a);
   if (cmd == "exec-chain") return ExecChain(std::atoi(a));
