@@ -122,7 +122,8 @@ class TraceeAccess {
   // OnEntry only: `size` bytes of scratch memory in the tracee, mapped read-only to it (so
   // another tracee thread cannot change what was validated) and writable through memory().
   // Valid until this syscall's exit, which this forces. Use it to hand the kernel a private,
-  // validated copy of a buffer via EntryDecision::WithArg. At most kScratchSlotSize bytes.
+  // validated copy of a buffer it reads, via EntryDecision::WithArg (the kernel cannot write
+  // into it either: output buffers stay the program's). At most kScratchSlotSize bytes.
   virtual Result<uint64_t> Scratch(size_t size) = 0;
 
   // OnExit (and FileHandlerFactory::OnOpen) only: moves the tracee's fd `fd` — say one the

@@ -151,6 +151,9 @@ Tracer::Verdict Tracer::OnFdSyscall(const Stop& stop) {
 Tracer::Verdict Tracer::FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                                           const SyscallView& view, EntryDecision decision,
                                           Access& access) {
+  // A skipped call has no exit stop: give back scratch memory the handler took.
+  if (decision.kind() != EntryDecision::Kind::kAllow && access.used_scratch())
+    stop.task.mm->ReleaseSlot(stop.task.tid);
   switch (decision.kind()) {
     case EntryDecision::Kind::kDeny:
       return Deny(stop, decision.error().value_or(Error{static_cast<int>(-decision.result()),

@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
+#include <cctype>
+#include <iterator>
 
 #include "tools/harness/harness.h"
 #include "tools/harness/path_resolver.h"
@@ -49,6 +51,7 @@ struct SandboxTree {
     fs::create_directories(root + "/real/a/deep");
     fs::create_directories(root + "/real/b");
     fs::create_directories(root + "/dev-view");
+    std::ofstream(root + "/device-file") << "";
     std::ofstream(root + "/real/a/file") << "x";
     fs::create_symlink(root + "/real/a/deep", root + "/real/lnk");
   }
@@ -68,6 +71,9 @@ struct Fixture {
   }
   std::vector<PathRule> Rules() {
     auto rules = DeviceRules();
+    // A proxied "device" that is a plain file, to see what the kernel was handed.
+    rules.push_back({"/dev/infiniband/uverbs2", PathRule::Match::kExact,
+                     Resolution::Kind::kRewrite, tree.root + "/device-file", 0, true, "uverbs2"});
     rules.push_back({"/rxp-sandbox", PathRule::Match::kTree, Resolution::Kind::kRewrite,
                      tree.root + "/real", 0, false, "test tree"});
     // The device directory itself is a rendered view (as DeviceView makes it).
@@ -284,6 +290,39 @@ TEST_CASE("handlers see proxied calls and can deny or emulate them", "[tracer]")
   CHECK(run["ioctl_verbs_alias"] == "-EPERM");
   CHECK(run.errors.find("not opened through the harness") != std::string::npos);
   CHECK(RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options)["read"] == "42");
+}
+
+TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {
+  Fixture f;
+  // The program writes "hello" to a proxied file; the handler copies it, upper-cased, into
+  // scratch memory and points the call there: the file gets the handler's copy.
+  f.factory.on_entry = [](const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr != SYS_write) return EntryDecision::Allow();
+    std::string text(call.args[2], '\0');
+    auto read = tracee.memory().Read(call.args[1], std::as_writable_bytes(std::span(text)));
+    auto buf = tracee.Scratch(text.size());
+    if (!read.ok() || !buf.ok()) return EntryDecision::Deny(Fail(EFAULT, "test"));
+    for (char& c : text) c = static_cast<char>(std::toupper(c));
+    if (!tracee.memory().Write(*buf, std::as_bytes(std::span(text))).ok())
+      return EntryDecision::Deny(Fail(EFAULT, "test"));
+    return EntryDecision::Allow().WithArg(1, *buf);
+  };
+  TesteeRun run = RunTestee({"write-proxied", "/dev/infiniband/uverbs2", "hello", "3"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run["wrote"] == "15");
+  std::ifstream file(f.tree.root + "/device-file");
+  std::string content((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK(content == "HELLOHELLOHELLO");
+  // Taking scratch and then refusing the call gives the slot back (no exit stop follows).
+  RecordingFactory refusing;
+  refusing.on_entry = [](const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr == SYS_write && tracee.Scratch(16).ok())
+      return EntryDecision::Deny(Fail(EPERM, "refused after taking scratch"));
+    return EntryDecision::Allow();
+  };
+  f.options.factory = &refusing;
+  CHECK(RunTestee({"write-proxied", "/dev/infiniband/uverbs2", "x", "100"}, f.options)["wrote"] ==
+        "-EPERM");
 }
 
 TEST_CASE("a refused open closes the fd in the tracee", "[tracer]") {

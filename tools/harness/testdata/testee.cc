@@ -7,7 +7,7 @@
 //   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH [ALIAS] |
 //   proc-reopen PATH |
 //   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
-//   read-proxied PATH N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH
+//   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -437,6 +437,22 @@ int CloneFilesLate(const char* path) {
   return 0;
 }
 
+// Writes TEXT N times to a proxied file; prints the total written or the first error.
+int WriteProxied(const char* path, const char* text, long n) {
+  int fd = open(path, O_WRONLY | O_CLOEXEC);
+  long total = 0;
+  for (long i = 0; i < n; ++i) {
+    ssize_t w = write(fd, text, std::strlen(text));
+    if (w < 0) {
+      Print("wrote", -errno);
+      return 0;
+    }
+    total += w;
+  }
+  Print("wrote", total);
+  return 0;
+}
+
 int ReadProxied(const char* path, long n) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   char buf[1];
@@ -485,6 +501,7 @@ int main(int argc, char** argv) {
   if (cmd == "ioctl-verbs") return IoctlVerbs(std::atoi(a));
   if (cmd == "io-uring") return IoUring();
   if (cmd == "read-proxied") return ReadProxied(a, std::atol(b));
+  if (cmd == "write-proxied") return WriteProxied(a, b, argc > 4 ? std::atol(argv[4]) : 1);
   if (cmd == "range-fd-loop") return RangeFdLoop(std::atol(a), b);
   if (cmd == "threads-device") return ThreadsDevice(a, std::atoi(b));
   if (cmd == "clone-files-late") return CloneFilesLate(a);
