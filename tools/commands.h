@@ -22,10 +22,12 @@ struct CommandFamily {
 };
 
 void AddAbiCommands(CLI::App& app);    // abi_commands.cc
+void AddRunCommands(CLI::App& app);    // run_command.cc
 void AddSysfsCommands(CLI::App& app);  // sysfs_commands.cc
 
 // One line per family, in --help order.
 inline constexpr std::array kCommandFamilies = {
+    CommandFamily{"run", &AddRunCommands},
     CommandFamily{"abi", &AddAbiCommands},
     CommandFamily{"sysfs", &AddSysfsCommands},
 };

@@ -1,0 +1,93 @@
+#!/bin/bash
+# kill -9 mid-transfer, twice: of a proxied ib_write_bw (its harness exits with 137), then of a
+# harness (PTRACE_O_EXITKILL takes its program down with it). The harness never holds a device
+# fd of the program's, and every RDMA object is released: rdma resource show is back to the
+# baseline (the agent checks it again after the test).
+set -euo pipefail
+source "$(dirname "$0")/../guest/testbed.sh"
+source "$(dirname "$0")/harness_lib.sh"
+dir=$(mktemp -d)
+# On any failure, show what the programs and their harnesses printed.
+trap 'rc=$?; if ((rc != 0)); then for f in "$dir"/*; do echo "--- $f"; cat "$f"; done; fi' EXIT
+
+# start_transfer: ib_write_bw server (node1) and client (node0), each under its own harness;
+# returns when data flows. Sets server/client (harness pids) and sprog/cprog (program pids).
+# perftest sometimes cannot calibrate its clock on the loaded emulated CPU and quits ("Can't
+# produce a report", natively too, see harness_ib_write_bw.sh): then the pair is started again.
+start_transfer() {
+  local attempt
+  for attempt in 1 2 3; do
+    try_transfer && return 0
+    grep -q "Can't produce a report" "$dir"/* || { echo "the transfer did not start" >&2; exit 1; }
+    echo "perftest could not calibrate its clock (attempt $attempt); again"
+    kill -9 "$server" "$client" 2>/dev/null || true
+    wait "$server" "$client" 2>/dev/null || true
+    rxp_resources_back_to_baseline
+  done
+  exit 1
+}
+
+try_transfer() {
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D 60 \
+    >"$dir/server" 2>&1 &
+  server=$!
+  rxp_wait_tcp 18515
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D 60 \
+    "$RXP_NODE1_IP" >"$dir/client" 2>&1 &
+  client=$!
+  local i
+  for ((i = 0; i < 100; i++)); do
+    cprog=$(pgrep -P "$client" -x ib_write_bw || true)
+    sprog=$(pgrep -P "$server" -x ib_write_bw || true)
+    [[ -n "$cprog" && -n "$sprog" ]] && (($(rxp_harness_device_fds "$cprog") > 0)) && break
+    sleep 0.1
+  done
+  [[ -n "$cprog" && -n "$sprog" ]] || return 1
+  local before sent
+  before=$(rxp_link_packets "$RXP_NODE0_NETDEV")
+  sleep 2
+  sent=$(($(rxp_link_packets "$RXP_NODE0_NETDEV") - before))
+  # Both programs must still be running (and transferring) when they are killed.
+  kill -0 "$cprog" "$sprog" 2>/dev/null || return 1
+  echo "mid-transfer: $sent packets in 2 s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
+  ((sent > 0)) || { echo "no traffic" >&2; exit 1; }
+  for h in "$client" "$server"; do
+    local n
+    n=$(rxp_harness_device_fds "$h")
+    ((n == 0)) || { echo "harness $h holds $n device fds" >&2; ls -l /proc/"$h"/fd >&2; exit 1; }
+  done
+  rdma resource show
+}
+
+# finish: the server side ends (its peer is gone) or is killed; nothing may outlive its harness.
+finish() {
+  kill -9 "$server" 2>/dev/null || true
+  wait "$server" 2>/dev/null || true
+  local i
+  for ((i = 0; i < 50; i++)); do
+    pgrep -x ib_write_bw >/dev/null || break
+    sleep 0.1
+  done
+  if pgrep -x ib_write_bw; then echo "a program outlived its harness" >&2; exit 1; fi
+  rxp_resources_back_to_baseline
+}
+
+echo "== kill -9 of the proxied program"
+start_transfer
+kill -9 "$cprog"
+rc=0
+wait "$client" || rc=$?
+echo "the harness of the killed program exited with $rc"
+((rc == 137)) || { echo "expected 137 (128 + SIGKILL)" >&2; exit 1; }
+finish
+
+echo "== kill -9 of the harness"
+start_transfer
+kill -9 "$client" || { echo "the client harness was already gone" >&2; exit 1; }
+wait "$client" 2>/dev/null || true
+for ((i = 0; i < 50 && $(ps -o pid= -p "$cprog" | wc -l) > 0; i++)); do sleep 0.1; done
+if ps -o pid=,stat=,cmd= -p "$cprog"; then echo "the program survived its harness" >&2; exit 1; fi
+echo "the program died with its harness (PTRACE_O_EXITKILL)"
+finish
+echo "kill -9: resources back to the baseline both times"
+rm -rf "$dir"

@@ -1,0 +1,33 @@
+#!/bin/bash
+# --devices uverbs0=uverbs1: the app sees exactly one device, host uverbs1 (node1's rxe device)
+# under the sandbox name uverbs0, and can use it.
+set -euo pipefail
+source "$(dirname "$0")/../guest/testbed.sh"
+source "$(dirname "$0")/harness_lib.sh"
+host_uverbs=uverbs1
+ibdev=$(cat /sys/class/infiniband_verbs/$host_uverbs/ibdev)
+RXP_RUN_OPTS=(--devices "uverbs0=$host_uverbs")
+devices=$(rxp_run_default ibv_devices)
+echo "$devices"
+listed=$(awk 'NR > 2 {print $1}' <<<"$devices")
+[[ "$listed" == "$ibdev" ]] || { echo "expected only $ibdev, got: $listed" >&2; exit 1; }
+entries=$(rxp_run_default ls /dev/infiniband | tr '\n' ' ')
+echo "/dev/infiniband in the sandbox: $entries"
+[[ "$entries" == "rdma_cm uverbs0 " ]] || { echo "unexpected /dev/infiniband listing" >&2; exit 1; }
+verbs=$(rxp_run_default ls /sys/class/infiniband_verbs | tr '\n' ' ')
+[[ "$verbs" == "abi_version uverbs0 " ]] || { echo "unexpected infiniband_verbs: $verbs" >&2; exit 1; }
+# The sandbox uverbs0 is the host's uverbs1 device node.
+want=$(stat -c %t:%T /dev/infiniband/$host_uverbs)
+got=$(rxp_run_default stat -c %t:%T /dev/infiniband/uverbs0)
+[[ "$want" == "$got" ]] || { echo "uverbs0 is $got, expected host $host_uverbs ($want)" >&2; exit 1; }
+if rxp_run_default stat /dev/infiniband/uverbs1 2>/dev/null; then
+  echo "host uverbs1 is visible under its own name" >&2
+  exit 1
+fi
+rxp_run_default ibv_devinfo -d "$ibdev" | grep -q PORT_ACTIVE
+# A loopback pingpong on the renamed device.
+rxp_pair tcp:18515 \
+  rxp_run_default ibv_rc_pingpong -d "$ibdev" -g "$RXP_NODE1_GID" -n 50 -- \
+  rxp_run_default ibv_rc_pingpong -d "$ibdev" -g "$RXP_NODE1_GID" -n 50 "$RXP_NODE1_IP"
+rxp_expect "$RXP_CLIENT_OUT" "50 iters in" "the client's iteration summary"
+echo "renaming: $ibdev seen as uverbs0 only"

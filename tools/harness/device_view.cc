@@ -1,0 +1,123 @@
+#include "tools/harness/device_view.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tools/harness/path_canon.h"
+
+namespace rxp::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+Result<void> MakeDirs(const std::string& path) {
+  std::error_code ec;
+  fs::create_directories(path, ec);
+  if (ec) return Fail(ec.value(), "mkdir {}: {}", path, ec.message());
+  return Ok();
+}
+
+Result<void> MakeSymlink(const std::string& target, const std::string& link) {
+  if (symlink(target.c_str(), link.c_str()) != 0)
+    return Fail(errno, "symlink {} -> {}: {}", link, target, std::strerror(errno));
+  return Ok();
+}
+
+// The text of a class link (relative, ../../devices/...) as the host has it; an absolute link
+// to the host path when the entry is not a symlink (old kernels had class directories).
+std::string ClassLinkText(const std::string& host_entry) {
+  std::error_code ec;
+  fs::path target = fs::read_symlink(host_entry, ec);
+  return ec ? host_entry : target.string();
+}
+
+Result<void> CopyFile(const std::string& from, const std::string& to) {
+  std::ifstream in(from);
+  if (!in) return Ok();  // optional attribute
+  std::ostringstream content;
+  content << in.rdbuf();
+  std::ofstream out(to);
+  out << content.str();
+  if (!out) return Fail(EIO, "cannot write {}", to);
+  return Ok();
+}
+
+}  // namespace
+
+Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceMapping>& devices,
+                                                       const DeviceViewOptions& options) {
+  std::string parent = options.temp_parent;
+  if (parent.empty()) {
+    const char* tmp = std::getenv("TMPDIR");
+    parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  }
+  std::string templ = parent + "/rdmaproxy-view.XXXXXX";
+  if (mkdtemp(templ.data()) == nullptr)
+    return Fail(errno, "cannot create the device view under {}: {}", parent, std::strerror(errno));
+  auto view = std::make_unique<DeviceView>();
+  view->root_ = templ;
+  const std::string& root = view->root_;
+  const std::string sys = options.host_sysfs;
+  const std::string dev = options.host_dev;
+
+  // dev/infiniband: one entry per allowed device, under its sandbox name.
+  RXP_TRY(MakeDirs(root + "/dev/infiniband"));
+  for (const DeviceMapping& m : devices)
+    RXP_TRY(MakeSymlink(dev + "/" + m.host.uverbs, root + "/dev/infiniband/" + m.sandbox_uverbs));
+  const bool has_rdma_cm = !devices.empty() && access((dev + "/rdma_cm").c_str(), F_OK) == 0;
+  if (has_rdma_cm) RXP_TRY(MakeSymlink(dev + "/rdma_cm", root + "/dev/infiniband/rdma_cm"));
+
+  // sys/class: the allowed devices' class entries, pointing into the host's sys/devices.
+  const std::string vclass = root + "/sys/class";
+  RXP_TRY(MakeDirs(vclass + "/infiniband"));
+  RXP_TRY(MakeDirs(vclass + "/infiniband_verbs"));
+  RXP_TRY(MakeDirs(vclass + "/infiniband_mad"));
+  RXP_TRY(MakeSymlink(sys + "/devices", root + "/sys/devices"));
+  RXP_TRY(CopyFile(sys + "/class/infiniband_verbs/abi_version",
+                   vclass + "/infiniband_verbs/abi_version"));
+  RXP_TRY(CopyFile(sys + "/class/infiniband_mad/abi_version",
+                   vclass + "/infiniband_mad/abi_version"));
+  for (const DeviceMapping& m : devices) {
+    RXP_TRY(MakeSymlink(ClassLinkText(sys + "/class/infiniband_verbs/" + m.host.uverbs),
+                        vclass + "/infiniband_verbs/" + m.sandbox_uverbs));
+    const std::string ibdev_link = vclass + "/infiniband/" + m.host.ibdev;
+    if (access(ibdev_link.c_str(), F_OK) != 0 && errno == ENOENT)
+      RXP_TRY(MakeSymlink(ClassLinkText(sys + "/class/infiniband/" + m.host.ibdev), ibdev_link));
+  }
+
+  using Kind = Resolution::Kind;
+  using Match = PathRule::Match;
+  auto& rules = view->rules_;
+  // clang-format off
+  rules.push_back({"/dev/infiniband", Match::kExact, Kind::kRewrite, root + "/dev/infiniband", 0, false, "device directory"});
+  rules.push_back({"/dev/infiniband", Match::kTree,  Kind::kFail,    "",                         ENOENT, false, "device not allowed"});
+  for (const DeviceMapping& m : devices)
+    rules.push_back({"/dev/infiniband/" + m.sandbox_uverbs, Match::kExact, Kind::kRewrite,
+                     dev + "/" + m.host.uverbs, 0, true, m.sandbox_uverbs});
+  if (has_rdma_cm)
+    rules.push_back({"/dev/infiniband/rdma_cm", Match::kExact, Kind::kRewrite, dev + "/rdma_cm", 0, true, "rdma_cm"});
+  if (options.sysfs_dir) {
+    rules.push_back({"/sys", Match::kTree, Kind::kRewrite, NormalizePath(*options.sysfs_dir), 0, false, "sysfs dir"});
+  } else {
+    for (const char* cls : {"infiniband", "infiniband_verbs", "infiniband_mad"})
+      rules.push_back({std::string("/sys/class/") + cls, Match::kTree, Kind::kRewrite,
+                       vclass + "/" + cls, 0, false, "sysfs view"});
+  }
+  // clang-format on
+  return view;
+}
+
+DeviceView::~DeviceView() {
+  if (root_.empty()) return;
+  std::error_code ec;
+  std::filesystem::remove_all(root_, ec);
+}
+
+}  // namespace rxp::harness

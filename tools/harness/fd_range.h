@@ -1,0 +1,60 @@
+// FdRange: the reserved block of fd numbers where proxied device fds live.
+//
+// The harness moves every proxied fd (a uverbs device, the rdma_cm device, anything an engine
+// adopts) into this block, so that a static seccomp filter can stop exactly the syscalls that
+// name a proxied fd and let every other read/write/ioctl/mmap run at native speed.
+//
+// The block is aligned to its (power-of-two) size, so one BPF masked comparison matches it:
+// (fd & ~(size - 1)) == base. The comparison looks only at the low 32 bits, which is what the
+// kernel itself uses: every fd argument is an `unsigned int` in the syscall definitions
+// (SYSCALL_DEFINE3(ioctl, unsigned int, fd, ...), ksys_mmap_pgoff's fget(fd)), so a caller
+// that sets the high bits of the register must not slip past the filter.
+#pragma once
+
+#include <sys/resource.h>
+
+#include <cstdint>
+#include <string>
+
+#include "abi/result.h"
+
+namespace rxp::harness {
+
+class FdRange {
+ public:
+  // The default block size; the top of the block is the fd soft limit capped at 1024 (the
+  // select() FD_SETSIZE), so proxied fds stay usable with select() and under the limit.
+  static constexpr uint32_t kDefaultSize = 256;
+  static constexpr uint32_t kMaxTop = 1024;
+
+  // [base, base + size): size a power of two >= 16, base a non-zero multiple of size.
+  static Result<FdRange> Make(uint32_t base, uint32_t size);
+
+  // The default block for an RLIMIT_NOFILE soft limit: the highest aligned block of
+  // kDefaultSize (or smaller, down to 64, for small limits) that ends at or below
+  // min(soft, kMaxTop). [768, 1024) for the usual soft limit of 1024.
+  static Result<FdRange> ForSoftLimit(rlim_t soft_limit);
+
+  // ForSoftLimit(getrlimit(RLIMIT_NOFILE).rlim_cur) of the calling process.
+  static Result<FdRange> ForThisProcess();
+
+  uint32_t base() const { return base_; }
+  uint32_t size() const { return size_; }
+  uint32_t end() const { return base_ + size_; }
+  // The BPF mask: (low32(arg) & mask()) == base() <=> the fd is in the block.
+  uint32_t mask() const { return ~(size_ - 1); }
+
+  // True when the low 32 bits of a raw syscall argument name an fd in the block.
+  bool Contains(uint64_t raw_arg) const {
+    return (static_cast<uint32_t>(raw_arg) & mask()) == base_;
+  }
+
+  std::string ToString() const;  // "[768, 1024)"
+
+ private:
+  FdRange(uint32_t base, uint32_t size) : base_(base), size_(size) {}
+  uint32_t base_;
+  uint32_t size_;
+};
+
+}  // namespace rxp::harness

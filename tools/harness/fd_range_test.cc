@@ -1,0 +1,42 @@
+#include "tools/harness/fd_range.h"
+
+#include <catch2/catch.hpp>
+
+namespace rxp::harness {
+namespace {
+
+TEST_CASE("the default range sits just below min(soft limit, 1024)", "[fd_range]") {
+  auto usual = FdRange::ForSoftLimit(1024);
+  REQUIRE(usual.ok());
+  CHECK(usual->base() == 768);
+  CHECK(usual->end() == 1024);
+  CHECK(FdRange::ForSoftLimit(1048576)->base() == 768);  // capped: select() limit
+  CHECK(FdRange::ForSoftLimit(RLIM_INFINITY)->base() == 768);
+  CHECK(FdRange::ForSoftLimit(1000)->ToString() == "[512, 768)");
+  CHECK(FdRange::ForSoftLimit(300)->ToString() == "[128, 256)");
+  CHECK(FdRange::ForSoftLimit(200)->ToString() == "[128, 192)");
+  auto tiny = FdRange::ForSoftLimit(100);
+  REQUIRE_FALSE(tiny.ok());
+  CHECK(tiny.error().errnum == EMFILE);
+}
+
+TEST_CASE("Contains compares the low 32 bits, as the kernel does", "[fd_range]") {
+  const FdRange r = *FdRange::Make(768, 256);
+  CHECK(r.Contains(768));
+  CHECK(r.Contains(1023));
+  CHECK_FALSE(r.Contains(767));
+  CHECK_FALSE(r.Contains(1024));
+  CHECK(r.Contains((1ULL << 32) | 800));  // fd 800 with garbage above it
+  CHECK_FALSE(r.Contains(static_cast<uint64_t>(-1)));  // AT_FDCWD-style -1 / MAP_ANONYMOUS fd
+  CHECK(r.mask() == 0xffffff00u);
+}
+
+TEST_CASE("malformed ranges are rejected", "[fd_range]") {
+  CHECK(FdRange::Make(768, 100).error().errnum == EINVAL);  // not a power of two
+  CHECK(FdRange::Make(700, 256).error().errnum == EINVAL);  // not aligned
+  CHECK(FdRange::Make(0, 256).error().errnum == EINVAL);    // would cover stdin
+  CHECK(FdRange::Make(768, 8).error().errnum == EINVAL);    // too small
+}
+
+}  // namespace
+}  // namespace rxp::harness

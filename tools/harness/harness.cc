@@ -1,0 +1,114 @@
+#include "tools/harness/harness.h"
+
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "tools/harness/intercept_rules.h"
+#include "tools/harness/launcher.h"
+
+namespace rxp::harness {
+namespace {
+
+constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+std::atomic<pid_t> g_forward_to{0};
+
+// Async-signal-safe: only kill(2). Signals from the kernel (si_code > 0: a terminal's ^C goes
+// to the whole foreground process group, which already includes the tracee) are not repeated.
+void ForwardSignal(int sig, siginfo_t* info, void*) {
+  const pid_t target = g_forward_to.load();
+  if (target > 0 && info != nullptr && info->si_code <= 0) kill(target, sig);
+}
+
+// Installs the forwarding handlers for the lifetime of a run, restoring the old ones after.
+class SignalForwarding {
+ public:
+  explicit SignalForwarding(bool enabled) : enabled_(enabled) {
+    if (!enabled_) return;
+    struct sigaction action{};
+    action.sa_sigaction = ForwardSignal;
+    action.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&action.sa_mask);
+    for (size_t i = 0; i < std::size(kForwarded); ++i) {
+      sigaction(kForwarded[i], nullptr, &old_[i]);
+      // An ignored signal stays ignored: the program inherits SIG_IGN across exec (a job
+      // started with nohup or in the background expects that), and nothing is forwarded.
+      if (old_[i].sa_handler == SIG_IGN) continue;
+      sigaction(kForwarded[i], &action, nullptr);
+    }
+  }
+  ~SignalForwarding() {
+    g_forward_to.store(0);
+    if (!enabled_) return;
+    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_[i], nullptr);
+  }
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+ private:
+  bool enabled_;
+  struct sigaction old_[std::size(kForwarded)]{};
+};
+
+}  // namespace
+
+Result<HarnessRun> RunHarness(const HarnessOptions& options) {
+  if (options.argv.empty()) return Fail(EINVAL, "no program to run");
+  auto program = FindProgram(options.argv[0]);
+  if (!program.ok()) return std::move(program).error();
+  auto filter = CompileFilter(BuildBaseRules(options.range));
+  if (!filter.ok()) return std::move(filter).error();
+  auto device_filter = CompileFilter(BuildDeviceRules(options.range));
+  if (!device_filter.ok()) return std::move(device_filter).error();
+
+  TracerOptions tracer_options;
+  tracer_options.range = options.range;
+  tracer_options.device_filter = &*device_filter;
+  tracer_options.resolver = options.resolver;
+  tracer_options.factory = options.factory;
+  tracer_options.host_fs = options.host_fs;
+  tracer_options.log = options.log;
+  tracer_options.trust_clone_events = options.trust_clone_events;
+  Tracer tracer(tracer_options);
+
+  // The handlers are in place before the fork: the child inherits the harness's own signal
+  // dispositions only until exec, which resets caught signals to SIG_DFL (execve(2)).
+  SignalForwarding forwarding(options.forward_signals);
+  auto launched = LaunchTraced(*program, options.argv, *filter);
+  if (!launched.ok()) return std::move(launched).error();
+  g_forward_to.store(launched->pid);
+  if (launched->exec_error) {
+    Log fallback;
+    (options.log != nullptr ? *options.log : fallback).Error("{}", launched->exec_error->reason);
+  }
+  auto status = tracer.Run(launched->pid);
+  if (!status.ok()) return std::move(status).error();
+  return HarnessRun{*status, tracer.stats()};
+}
+
+int ExitCodeOf(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 1;
+}
+
+void TerminateLike(int wait_status) {
+  if (!WIFSIGNALED(wait_status)) return;
+  const int sig = WTERMSIG(wait_status);
+  struct rlimit no_core{0, 0};
+  setrlimit(RLIMIT_CORE, &no_core);
+  signal(sig, SIG_DFL);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, sig);
+  sigprocmask(SIG_UNBLOCK, &set, nullptr);
+  raise(sig);
+}
+
+}  // namespace rxp::harness

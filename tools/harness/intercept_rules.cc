@@ -1,0 +1,142 @@
+#include "tools/harness/intercept_rules.h"
+
+#include <fcntl.h>
+#include <sched.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+
+namespace rxp::harness {
+namespace {
+
+using Op = ArgCondition::Op;
+constexpr uint64_t kLow32 = 0xffffffffULL;
+
+ArgCondition FdIn(unsigned arg, const FdRange& r) {
+  return {arg, Op::kMaskedEq, r.base(), r.mask()};
+}
+ArgCondition Is32(unsigned arg, uint64_t value) { return {arg, Op::kMaskedEq, value, kLow32}; }
+ArgCondition FlagClear(unsigned arg, uint64_t flag) { return {arg, Op::kMaskedEq, 0, flag}; }
+ArgCondition FlagSet(unsigned arg, uint64_t flag) { return {arg, Op::kMaskedEq, flag, flag}; }
+
+FilterAction Trace(Intercept tag) {
+  return {FilterAction::Kind::kTrace, static_cast<uint16_t>(tag)};
+}
+FilterAction Errno(int e) { return {FilterAction::Kind::kErrno, static_cast<uint16_t>(e)}; }
+
+// clang-format off
+constexpr FdSyscall kFdSyscalls[] = {
+  // nr              fd argument
+  {SYS_read,         0},
+  {SYS_write,        0},
+  {SYS_pread64,      0},
+  {SYS_pwrite64,     0},
+  {SYS_readv,        0},
+  {SYS_writev,       0},
+  {SYS_preadv,       0},
+  {SYS_pwritev,      0},
+  {SYS_preadv2,      0},
+  {SYS_pwritev2,     0},
+  {SYS_ioctl,        0},
+  {SYS_mmap,         4},
+};
+
+constexpr PathSyscall kPathSyscalls[] = {
+  // nr              dirfd path op                 flags nofollow          never  empty-path
+  {SYS_open,         -1,   0,   PathOp::kOpen,     1,    O_NOFOLLOW,          false, 0},
+  {SYS_creat,        -1,   0,   PathOp::kOpen,     -1,   0,                   false, 0},
+  {SYS_openat,        0,   1,   PathOp::kOpen,     2,    O_NOFOLLOW,          false, 0},
+  {SYS_openat2,       0,   1,   PathOp::kOpen,     -1,   O_NOFOLLOW,          false, 0},
+  {SYS_stat,         -1,   0,   PathOp::kStat,     -1,   0,                   false, 0},
+  {SYS_lstat,        -1,   0,   PathOp::kStat,     -1,   0,                   true,  0},
+  {SYS_newfstatat,    0,   1,   PathOp::kStat,     3,    AT_SYMLINK_NOFOLLOW, false, AT_EMPTY_PATH},
+  {SYS_statx,         0,   1,   PathOp::kStat,     2,    AT_SYMLINK_NOFOLLOW, false, AT_EMPTY_PATH},
+  {SYS_access,       -1,   0,   PathOp::kAccess,   -1,   0,                   false, 0},
+  {SYS_faccessat,     0,   1,   PathOp::kAccess,   -1,   0,                   false, 0},
+  {SYS_faccessat2,    0,   1,   PathOp::kAccess,   3,    AT_SYMLINK_NOFOLLOW, false, 0},
+  {SYS_readlink,     -1,   0,   PathOp::kReadlink, -1,   0,                   true,  0},
+  {SYS_readlinkat,    0,   1,   PathOp::kReadlink, -1,   0,                   true,  0},
+  {SYS_chdir,        -1,   0,   PathOp::kChdir,    -1,   0,                   false, 0},
+};
+// clang-format on
+
+}  // namespace
+
+const char* InterceptName(Intercept tag) {
+  static constexpr const char* kNames[] = {
+      "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
+      "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
+  };
+  const auto i = static_cast<size_t>(tag);
+  return i < std::size(kNames) ? kNames[i] : "?";
+}
+
+std::span<const FdSyscall> FdSyscalls() { return kFdSyscalls; }
+
+const FdSyscall* FindFdSyscall(long nr) {
+  for (const FdSyscall& row : kFdSyscalls)
+    if (row.nr == nr) return &row;
+  return nullptr;
+}
+
+std::span<const PathSyscall> PathSyscalls() { return kPathSyscalls; }
+
+const PathSyscall* FindPathSyscall(long nr) {
+  for (const PathSyscall& row : kPathSyscalls)
+    if (row.nr == nr) return &row;
+  return nullptr;
+}
+
+std::vector<FilterRule> BuildBaseRules(const FdRange& r) {
+  // clang-format off
+  std::vector<FilterRule> rules = {
+    // syscall           conditions (all hold)                                   action
+    {SYS_ioctl,          {Is32(1, kRdmaVerbsIoctl)},                             Trace(Intercept::kVerbsIoctl)},
+    {SYS_socket,         {Is32(0, AF_NETLINK), Is32(2, kNetlinkRdma)},           Errno(EPROTONOSUPPORT)},
+    {SYS_io_uring_setup, {},                                                     Errno(ENOSYS)},
+    // A process without proxied fds can still pull one out of a child that has some.
+    {SYS_pidfd_getfd,    {FdIn(1, r)},                                           Errno(EPERM)},
+  };
+  // clang-format on
+  for (const PathSyscall& row : kPathSyscalls) {
+    FilterRule rule{row.nr, {}, Trace(Intercept::kPath)};
+    if (row.empty_path_flag != 0)
+      rule.conditions.push_back(FlagClear(static_cast<unsigned>(row.flags_arg), row.empty_path_flag));
+    rules.push_back(std::move(rule));
+  }
+  return rules;
+}
+
+std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
+  std::vector<FilterRule> rules;
+  for (const FdSyscall& row : kFdSyscalls)
+    rules.push_back({row.nr, {FdIn(static_cast<unsigned>(row.fd_arg), r)}, Trace(Intercept::kFdSyscall)});
+  // clang-format off
+  const FilterRule kFdModel[] = {
+    // syscall           conditions (all hold)                                   action
+    {SYS_dup,            {FdIn(0, r)},                                           Trace(Intercept::kDup)},
+    {SYS_dup2,           {FdIn(0, r)},                                           Trace(Intercept::kDupTo)},
+    {SYS_dup2,           {FdIn(1, r)},                                           Trace(Intercept::kDupTo)},
+    {SYS_dup3,           {FdIn(0, r)},                                           Trace(Intercept::kDupTo)},
+    {SYS_dup3,           {FdIn(1, r)},                                           Trace(Intercept::kDupTo)},
+    {SYS_fcntl,          {FdIn(0, r), Is32(1, F_DUPFD)},                         Trace(Intercept::kFcntlDup)},
+    {SYS_fcntl,          {FdIn(0, r), Is32(1, F_DUPFD_CLOEXEC)},                 Trace(Intercept::kFcntlDup)},
+    {SYS_close,          {FdIn(0, r)},                                           Trace(Intercept::kClose)},
+    // close_range(first, last, flags) overlaps [base, end): first < end && last >= base,
+    // compared on 64 bits; a first argument with high bits set is truncated by the kernel,
+    // so it stops too and the tracer compares the low halves.
+    {SYS_close_range,    {{0, Op::kLt, r.end()}, {1, Op::kGe, r.base()}},        Trace(Intercept::kCloseRange)},
+    {SYS_close_range,    {{0, Op::kGt, kLow32}},                                 Trace(Intercept::kCloseRange)},
+    {SYS_unshare,        {FlagSet(0, CLONE_FILES)},                              Trace(Intercept::kUnshareFiles)},
+    // The control data is in memory: every send with a message header stops (send/sendto
+    // cannot carry fds). Only processes that hold proxied fds have this rule.
+    {SYS_sendmsg,        {},                                                     Trace(Intercept::kSendFds)},
+    {SYS_sendmmsg,       {},                                                     Trace(Intercept::kSendFds)},
+  };
+  // clang-format on
+  rules.insert(rules.end(), std::begin(kFdModel), std::end(kFdModel));
+  return rules;
+}
+
+}  // namespace rxp::harness

@@ -1,0 +1,85 @@
+// What stops, in one table: the harness's seccomp rules and how the tracer decodes each stop.
+//
+// Two filters. The base filter is installed before exec and stays for the life of every
+// tracee; the device filter is added to a process (by the tracer, with an injected seccomp()
+// and SECCOMP_FILTER_FLAG_TSYNC) when it gets its first proxied fd, and is inherited by its
+// children and across exec. A process that never opens an RDMA device therefore never runs the
+// fd-range checks on its read/write/close/... (they would cost every such syscall a BPF run).
+//
+// Three kinds of syscalls stop (SECCOMP_RET_TRACE, tagged with an Intercept):
+//   * (device filter) syscalls that name a reserved-range fd (kFdSyscalls): the proxied file's
+//     handler runs; dup/dup2/dup3/fcntl(F_DUPFD*)/close/close_range keep proxied fds inside
+//     the range and the fd model in step;
+//   * (base) RDMA_VERBS_IOCTL on any fd, so a uverbs fd that escaped the range (SCM_RIGHTS,
+//     pidfd_getfd from outside, ...) cannot issue an unchecked verbs command;
+//   * (base) path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection;
+//   * (device filter) sendmsg/sendmmsg, so a proxied fd is not handed to another process
+//     over a unix socket (SCM_RIGHTS), where it would escape the harness.
+// A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
+//   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT, so libibverbs deterministically
+//     falls back to sysfs enumeration (rdma-core ibverbs_get_device_list);
+//   * io_uring_setup -> ENOSYS (io_uring requests bypass seccomp entirely);
+//   * pidfd_getfd of a reserved-range fd -> EPERM.
+// Everything else runs at native speed. docs/harness.md lists the table for users.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "tools/harness/fd_range.h"
+#include "tools/harness/path_resolver.h"
+#include "tools/harness/seccomp_filter.h"
+
+namespace rxp::harness {
+
+// The SECCOMP_RET_DATA tag of each TRACE rule: which dispatcher handles the stop.
+enum class Intercept : uint16_t {
+  kFdSyscall = 1,  // read/write/ioctl/mmap/... on a reserved-range fd
+  kVerbsIoctl,     // ioctl(RDMA_VERBS_IOCTL) on any fd
+  kDup,            // dup(range fd)
+  kDupTo,          // dup2/dup3 with the old or the new fd in the range
+  kFcntlDup,       // fcntl(range fd, F_DUPFD / F_DUPFD_CLOEXEC, min)
+  kClose,          // close(range fd)
+  kCloseRange,     // close_range overlapping the range
+  kUnshareFiles,   // unshare(CLONE_FILES)
+  kPath,           // a path lookup (kPathSyscalls)
+  kSendFds,        // sendmsg/sendmmsg of a process that holds proxied fds (SCM_RIGHTS check)
+  kCount,
+};
+const char* InterceptName(Intercept tag);
+
+// RDMA_VERBS_IOCTL: _IOWR(RDMA_IOCTL_MAGIC 0x1b, 1, struct ib_uverbs_ioctl_hdr (24 bytes)),
+// include/uapi/rdma/rdma_user_ioctl_cmds.h.
+inline constexpr uint32_t kRdmaVerbsIoctl = 0xc0181b01;
+// NETLINK_RDMA, include/uapi/linux/netlink.h.
+inline constexpr int kNetlinkRdma = 20;
+
+// A syscall whose fd argument makes it a proxied-file call.
+struct FdSyscall {
+  long nr;
+  int fd_arg;  // which argument is the fd (mmap: 4)
+};
+std::span<const FdSyscall> FdSyscalls();
+const FdSyscall* FindFdSyscall(long nr);
+
+// A path lookup the harness redirects.
+struct PathSyscall {
+  long nr;
+  int dirfd_arg;           // -1: relative to the cwd (the non-*at variants)
+  int path_arg;
+  PathOp op;
+  int flags_arg;           // -1: none (openat2: flags live in struct open_how)
+  uint64_t nofollow_flag;  // the bit in flags that means "do not follow the last symlink"
+  bool never_follows;      // lstat, readlink: the last component is never followed
+  uint64_t empty_path_flag;  // AT_EMPTY_PATH: with it the call is fd-based and does not stop
+};
+std::span<const PathSyscall> PathSyscalls();
+const PathSyscall* FindPathSyscall(long nr);
+
+// The base filter's rules: installed in the first tracee before exec.
+std::vector<FilterRule> BuildBaseRules(const FdRange& range);
+// The device filter's rules: added to a process with its first proxied fd.
+std::vector<FilterRule> BuildDeviceRules(const FdRange& range);
+
+}  // namespace rxp::harness

@@ -1,0 +1,126 @@
+#include "tools/harness/launcher.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/ptrace.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "tools/harness/ptrace_ops.h"
+#include "tools/harness/unique_fd.h"
+
+extern char** environ;
+
+namespace rxp::harness {
+namespace {
+
+// What the child reports through the error pipe when it cannot exec.
+struct ChildFailure {
+  char stage;  // 'f': filter, 'e': execve
+  int errnum;
+};
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st{};
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+}
+
+[[noreturn]] void ChildFail(int fd, char stage, int errnum) {
+  ChildFailure failure{stage, errnum};
+  ssize_t ignored = write(fd, &failure, sizeof failure);
+  (void)ignored;
+  _exit(127);
+}
+
+}  // namespace
+
+Result<std::string> FindProgram(const std::string& name) {
+  if (name.empty()) return Fail(ENOENT, "empty program name");
+  if (name.find('/') != std::string::npos) return name;
+  const char* path_env = std::getenv("PATH");
+  std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find(':', start);
+    if (end == std::string::npos) end = path.size();
+    // Appended piecewise: GCC 12 reports a false -Wrestrict on dir + "/" + name.
+    std::string candidate = end > start ? path.substr(start, end - start) : std::string(".");
+    candidate += '/';
+    candidate += name;
+    if (IsExecutableFile(candidate)) return candidate;
+    start = end + 1;
+  }
+  return Fail(ENOENT, "{}: command not found in PATH", name);
+}
+
+Result<Launched> LaunchTraced(const std::string& program, const std::vector<std::string>& argv,
+                              const BpfProgram& filter) {
+  // Everything the child needs is prepared before fork: it must not allocate.
+  std::vector<char*> child_argv;
+  for (const std::string& arg : argv) child_argv.push_back(const_cast<char*>(arg.c_str()));
+  child_argv.push_back(nullptr);
+  const sock_fprog prog = filter.prog();
+
+  int go[2], err[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return Fail(errno, "pipe2: {}", std::strerror(errno));
+  UniqueFd go_read(go[0]), go_write(go[1]);
+  if (pipe2(err, O_CLOEXEC) != 0) return Fail(errno, "pipe2: {}", std::strerror(errno));
+  UniqueFd err_read(err[0]), err_write(err[1]);
+
+  const pid_t pid = fork();
+  if (pid < 0) return Fail(errno, "fork: {}", std::strerror(errno));
+  if (pid == 0) {
+    // Child: wait until the parent has seized us, then filter and exec.
+    char byte = 0;
+    ssize_t got;
+    do {
+      got = read(go_read.get(), &byte, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1) _exit(127);  // the harness went away
+    if (int e = InstallFilter(prog); e != 0) ChildFail(err_write.get(), 'f', e);
+    execve(program.c_str(), child_argv.data(), environ);
+    ChildFail(err_write.get(), 'e', errno);
+  }
+  go_read.reset();
+  err_write.reset();
+  if (ptrace(PTRACE_SEIZE, pid, nullptr, kPtraceOptions) != 0) {
+    const int e = errno;
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return Fail(e, "cannot trace the child (PTRACE_SEIZE: {}); is ptrace restricted "
+                   "(kernel.yama.ptrace_scope >= 2, a container seccomp profile)?",
+                std::strerror(e));
+  }
+  char byte = 'g';
+  if (write(go_write.get(), &byte, 1) != 1) {
+    const int e = errno;
+    kill(pid, SIGKILL);
+    return Fail(e, "cannot start the child: {}", std::strerror(e));
+  }
+  go_write.reset();
+  // EOF means the exec happened (close-on-exec closed the pipe before the exec event stop,
+  // begin_new_exec -> do_close_on_exec); a record means it did not.
+  Launched launched;
+  launched.pid = pid;
+  ChildFailure failure{};
+  ssize_t got;
+  do {
+    got = read(err_read.get(), &failure, sizeof failure);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    launched.exec_error =
+        failure.stage == 'f'
+            ? Fail(failure.errnum, "cannot install the seccomp filter: {}",
+                   std::strerror(failure.errnum))
+            : Fail(failure.errnum, "cannot execute {}: {}", program,
+                   std::strerror(failure.errnum));
+  }
+  return launched;
+}
+
+}  // namespace rxp::harness

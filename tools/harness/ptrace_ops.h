@@ -1,0 +1,43 @@
+// Thin wrappers over the ptrace requests the tracer uses, returning Result.
+//
+// ESRCH is normal anywhere: a tracee can be killed (SIGKILL, another thread's exit_group)
+// between two requests. Callers treat it as "gone, its exit status will follow" rather than
+// as a failure (sandbox2's monitor does the same).
+#pragma once
+
+#include <sys/ptrace.h>
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+
+#include "abi/result.h"
+
+namespace rxp::harness {
+
+// Options for every tracee: stops for seccomp TRACE, clean syscall-stop reporting,
+// auto-attach of every new thread/process, exec and exit events, and SIGKILL of every tracee if
+// the harness dies (EXITKILL; inherited by auto-attached tracees).
+inline constexpr unsigned long kPtraceOptions = 0UL |
+    PTRACE_O_EXITKILL | PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACESECCOMP | PTRACE_O_TRACECLONE |
+    PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACEEXEC | PTRACE_O_TRACEEXIT;
+
+struct SyscallInfo {
+  uint8_t op = 0;                          // PTRACE_SYSCALL_INFO_*  // ENTRY / EXIT / SECCOMP
+  long nr = -1;
+  std::array<uint64_t, 6> args{};
+  uint32_t ret_data = 0;  // SECCOMP: SECCOMP_RET_DATA of the rule that fired
+  int64_t rval = 0;       // EXIT
+};
+
+// PTRACE_GET_SYSCALL_INFO (Linux 5.3): nr/args/ret_data at a seccomp stop in one call,
+// and the entry/exit distinction at syscall stops, without PTRACE_GETREGS.
+Result<SyscallInfo> GetSyscallInfo(pid_t tid);
+
+Result<unsigned long> GetEventMsg(pid_t tid);
+
+// PTRACE_CONT / PTRACE_SYSCALL / PTRACE_LISTEN.
+enum class PtraceResume { kCont, kSyscall, kListen };
+Result<void> ResumeTask(pid_t tid, PtraceResume how, int sig);
+
+}  // namespace rxp::harness

@@ -1,0 +1,219 @@
+// Tracer: the event loop that owns every ptrace call for a traced process tree.
+//
+// One thread (the caller of Run) waits for every tracee with waitpid(-1, __WALL) and
+// dispatches each stop:
+//   * seccomp stops (a rule of intercept_rules.h fired; its tag says which) go to the fd
+//     model and the proxied file's handler (tracer_fd.cc) or to path redirection
+//     (tracer_path.cc); the verdict is applied by skipping the syscall (orig_rax = -1), by
+//     rewriting argument registers, and/or by asking for the exit stop (PTRACE_SYSCALL);
+//   * syscall-exit stops run the continuation recorded at entry and restore every register the
+//     harness changed, so the tracee never sees a rewrite;
+//   * fork/vfork/clone events create the child's state (fd table shared or copied, address
+//     space shared or copied, from the clone flags); exec events migrate a non-leader's state to
+//     the thread-group leader's tid, drop the old address space and apply close-on-exec;
+//   * group-stops are parked with PTRACE_LISTEN; signal-delivery stops re-inject the signal.
+// Per-thread state is keyed by tid; per-address-space and per-fd-table state is shared the way
+// the kernel shares mm and files_struct.
+//
+// Kernel facts this relies on are cited where they are used. Linux >= 5.3 (PTRACE_GET_SYSCALL_INFO)
+// and >= 4.8 (seccomp stop after the ptrace entry stop, re-check after it) are required.
+#pragma once
+
+#include <sys/types.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "abi/result.h"
+#include "tools/harness/address_space.h"
+#include "tools/harness/fd_range.h"
+#include "tools/harness/fd_table.h"
+#include "tools/harness/handler.h"
+#include "tools/harness/harness_log.h"
+#include "tools/harness/intercept_rules.h"
+#include "tools/harness/path_canon.h"
+#include "tools/harness/path_resolver.h"
+#include "tools/harness/regs.h"
+#include "tools/harness/seccomp_filter.h"
+#include "tools/harness/syscall_injector.h"
+
+namespace rxp::harness {
+
+struct TracerOptions {
+  FdRange range = *FdRange::Make(768, 256);
+  // The device filter (BuildDeviceRules, compiled), added to a process with its first proxied
+  // fd. Null: the base filter must then contain the fd-range rules itself (tests).
+  const BpfProgram* device_filter = nullptr;
+  const PathResolver* resolver = nullptr;   // null: path lookups pass through
+  FileHandlerFactory* factory = nullptr;    // null: proxied opens fail with ENODEV
+  HostFs* host_fs = nullptr;                // null: LocalHostFs
+  // Create a new task's state from its creator's fork/clone event (the clone flags). False
+  // (tests): always from /proc/<tid>/status and kcmp(2) at the new task's first stop, the path
+  // taken when that stop is reported before the event.
+  bool trust_clone_events = true;
+  Log* log = nullptr;                       // null: errors to stderr, no trace
+};
+
+// Counters: how often the tracee stopped and why (tests use them to prove that untouched
+// syscalls never stop; --stats prints them).
+struct TracerStats {
+  uint64_t seccomp_stops = 0;
+  uint64_t exit_stops = 0;
+  uint64_t injected_syscalls = 0;
+  uint64_t signals_delivered = 0;
+  uint64_t paths_rewritten = 0;
+  uint64_t paths_failed = 0;
+  uint64_t fds_moved = 0;     // fds moved into the reserved range
+  uint64_t device_filters = 0;  // processes given the device filter
+  uint64_t early_children = 0;  // new tasks seen before their creator's fork/clone event
+  uint64_t denied = 0;        // syscalls skipped with an error by the harness or a handler
+  std::array<uint64_t, static_cast<size_t>(Intercept::kCount)> by_intercept{};
+};
+
+class Tracer {
+ public:
+  explicit Tracer(TracerOptions options);
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  // Takes charge of `pid` — PTRACE_SEIZEd with kPtraceOptions and not yet resumed past its
+  // exec — and runs until no tracee is left. Returns `pid`'s wait status.
+  Result<int> Run(pid_t pid);
+
+  const TracerStats& stats() const { return stats_; }
+
+ private:
+  class Access;
+  class ExitStop;
+
+  // Runs at the syscall-exit stop; returns the result the tracee will see.
+  using ExitFn = std::function<long(class ExitStop& stop, long result)>;
+
+  struct PendingExit {
+    std::optional<Regs> restore;  // registers to put back (all but rax): set after a rewrite
+    bool release_slot = false;    // the thread holds a scratch slot until now
+    ExitFn on_exit;               // may be empty
+  };
+
+  struct Task {
+    pid_t tid = 0;
+    pid_t tgid = 0;
+    std::shared_ptr<FdTable> fds;
+    std::shared_ptr<AddressSpace> mm;
+    bool started = false;  // its attach stop was seen (or it never had one: the first task)
+    std::optional<PendingExit> pending;
+    std::vector<int> deferred_signals;  // held back while the harness injected syscalls
+  };
+
+  // A seccomp stop being decided.
+  struct Stop {
+    Task& task;
+    long nr;
+    std::array<uint64_t, 6> args;
+    Intercept tag;
+  };
+
+  // The verdict for a seccomp stop.
+  struct Verdict {
+    enum class Kind { kContinue, kSkip, kWatchExit };
+    Kind kind = Kind::kContinue;
+    long result = 0;                                 // kSkip
+    std::optional<long> new_nr;                      // kWatchExit: run another syscall instead
+    std::array<std::optional<uint64_t>, 6> new_args{};  // kWatchExit: rewritten arguments
+    bool release_slot = false;
+    ExitFn on_exit;
+
+    static Verdict Continue() { return {}; }
+    static Verdict Skip(long result) {
+      Verdict v;
+      v.kind = Kind::kSkip;
+      v.result = result;
+      return v;
+    }
+    static Verdict WatchExit(ExitFn fn) {
+      Verdict v;
+      v.kind = Kind::kWatchExit;
+      v.on_exit = std::move(fn);
+      return v;
+    }
+  };
+
+  enum class ResumeHow { kCont, kSyscall, kListen };
+
+  // Event loop (tracer.cc).
+  void HandleStatus(pid_t tid, int status);
+  void OnTaskGone(pid_t tid, int status);
+  void OnNewTask(Task& parent, int event);
+  // What a new task shares with the task that created it.
+  struct Lineage {
+    const Task* creator = nullptr;
+    bool thread = false;         // CLONE_THREAD
+    bool shares_files = false;   // CLONE_FILES
+    bool shares_memory = false;  // CLONE_VM
+  };
+  Task& AddTask(pid_t tid, const Lineage& lineage, bool started);
+  Task* AdoptEarlyChild(pid_t tid, bool resume);
+  uint64_t CloneFlags(Task& parent, int event);
+  void OnExec(pid_t tid);
+  void OnSeccompStop(Task& task);
+  void OnSyscallExit(Task& task);
+  void ApplyVerdict(Task& task, Verdict verdict);
+  void Resume(Task& task, ResumeHow how, int sig);
+  int TakeDeferredSignal(Task& task);
+  bool EnsureScratch(Task& task);
+  std::optional<Result<long>> InjectBeforeSyscall(Task& task, long nr,
+                                                  const std::array<uint64_t, 6>& args);
+  Result<uint64_t> WriteDeviceFilter(Task& task);
+  Result<void> EnsureDeviceFilter(ExitStop& stop);
+  bool InstallPendingDeviceFilter(Task& task);
+  void NoteDeviceFilter(Task& task);
+  Task* FindTask(pid_t tid);
+  Verdict Deny(const Stop& stop, const Error& error);
+
+  // Fd model and proxied-file dispatch (tracer_fd.cc).
+  Verdict OnFdSyscall(const Stop& stop);
+  Verdict OnDup(const Stop& stop);
+  Verdict OnDupTo(const Stop& stop);
+  Verdict OnFcntlDup(const Stop& stop);
+  Verdict OnClose(const Stop& stop);
+  Verdict OnCloseRange(const Stop& stop);
+  Verdict OnUnshareFiles(const Stop& stop);
+  Verdict OnSendFds(const Stop& stop);
+  Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
+                            const SyscallView& view, EntryDecision decision, Access& access);
+  Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);
+  bool IsDeviceFile(const std::string& host_path) const;
+
+  // Path redirection (tracer_path.cc).
+  Verdict OnPath(const Stop& stop);
+  Verdict RewritePath(const Stop& stop, const PathSyscall& row, const std::string& host,
+                      ExitFn on_exit);
+  Verdict EmulateProcFdReadlink(const Stop& stop, const PathSyscall& row,
+                                const std::string& link);
+  ExitFn AdoptOpenedFd(const Stop& stop, std::string sandbox, Resolution resolution, int flags);
+  Verdict TrackDuplicate(std::shared_ptr<OpenFile> file);
+
+  TracerOptions options_;
+  std::unique_ptr<HostFs> own_host_fs_;
+  std::unique_ptr<Log> own_log_;
+  TracerStats stats_;
+  pid_t main_pid_ = -1;
+  std::optional<int> main_status_;
+  std::map<pid_t, Task> tasks_;
+  std::map<pid_t, int> threads_per_process_;  // tgid -> live tasks
+  std::set<pid_t> early_deaths_;    // new tasks that died before their parent's event
+  std::vector<std::pair<pid_t, int>> reaped_;  // deaths seen while injecting, processed later
+  std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
+  // Processes that share an fd table with a device-filtered one but lack the filter
+  // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.
+  std::set<pid_t> device_filter_pending_;
+};
+
+}  // namespace rxp::harness

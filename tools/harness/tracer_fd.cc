@@ -1,0 +1,303 @@
+// The fd model and proxied-file dispatch: the seccomp stops of intercept_rules.h that name a
+// reserved-range fd, or RDMA_VERBS_IOCTL on any fd.
+#include <fcntl.h>
+#include <linux/close_range.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "tools/harness/tracer.h"
+#include "tools/harness/tracer_internal.h"
+
+namespace rxp::harness {
+namespace {
+
+int FdOf(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
+
+// The close-on-exec flag of a tracee fd, from /proc/<tid>/fdinfo/<fd> ("flags:\t02100002",
+// octal; proc(5)). False when unreadable.
+bool FdIsCloexec(pid_t tid, int fd) {
+  const std::string path = "/proc/" + std::to_string(tid) + "/fdinfo/" + std::to_string(fd);
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return false;
+  unsigned long flags = 0;
+  char line[128];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, f) != nullptr)
+    found = std::sscanf(line, "flags: %lo", &flags) == 1;
+  std::fclose(f);
+  return found && (flags & O_CLOEXEC) != 0;
+}
+
+// The fds a message passes with SCM_RIGHTS (unix(7)), read from the tracee's struct msghdr.
+// The layouts are the x86-64 ABI's: msghdr is 56 bytes, its control pointer and length at 32
+// and 40; each cmsghdr is {size_t len; int level; int type;} followed by data, 8-aligned.
+Result<std::vector<int>> PassedFds(TraceeMemory& memory, uint64_t msghdr) {
+  auto control = memory.ReadValue<uint64_t>(msghdr + 32);
+  auto length = memory.ReadValue<uint64_t>(msghdr + 40);
+  if (!control.ok()) return std::move(control).error();
+  if (!length.ok()) return std::move(length).error();
+  std::vector<int> fds;
+  // The kernel refuses more than sysctl_optmem_max (20 KiB by default) of control data.
+  const uint64_t len = std::min<uint64_t>(*length, 64 * 1024);
+  if (*control == 0 || len < sizeof(cmsghdr)) return fds;
+  std::vector<std::byte> buf(len);
+  RXP_TRY(memory.Read(*control, buf));
+  for (uint64_t pos = 0; pos + sizeof(cmsghdr) <= len;) {
+    cmsghdr header{};
+    std::memcpy(&header, buf.data() + pos, sizeof header);
+    if (header.cmsg_len < sizeof(cmsghdr) || header.cmsg_len > len - pos) break;  // EINVAL
+    if (header.cmsg_level == SOL_SOCKET && header.cmsg_type == SCM_RIGHTS) {
+      for (uint64_t off = sizeof(cmsghdr); off + sizeof(int) <= header.cmsg_len; off += sizeof(int)) {
+        int fd = -1;
+        std::memcpy(&fd, buf.data() + pos + off, sizeof fd);
+        fds.push_back(fd);
+      }
+    }
+    pos += (header.cmsg_len + 7) & ~uint64_t{7};  // CMSG_ALIGN
+  }
+  return fds;
+}
+
+}  // namespace
+
+Result<uint64_t> Tracer::Access::Scratch(size_t size) {
+  if (exit_ != nullptr) return Fail(EINVAL, "scratch memory is only handed out at syscall entry");
+  if (size > kScratchSlotSize)
+    return Fail(E2BIG, "scratch request of {} bytes exceeds the {}-byte slot", size,
+                kScratchSlotSize);
+  auto slot = task_.mm->AcquireSlot(task_.tid);
+  if (slot.ok()) used_scratch_ = true;
+  return slot;
+}
+
+Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> handler,
+                                    std::string label) {
+  if (exit_ == nullptr) return Fail(EINVAL, "an fd can only be adopted at syscall exit");
+  if (handler == nullptr) return Fail(EINVAL, "AdoptFd needs a handler");
+  RXP_TRY(tracer_.EnsureDeviceFilter(*exit_));
+  auto moved = tracer_.MoveIntoRange(*exit_, fd, FdIsCloexec(task_.tid, fd));
+  if (!moved.ok()) return std::move(moved).error();
+  task_.fds->Insert(*moved, std::make_shared<OpenFile>(std::move(handler), std::move(label)));
+  return *moved;
+}
+
+// Moves tracee fd `fd` into the reserved range: fcntl(fd, F_DUPFD[_CLOEXEC], base) picks the
+// lowest free number >= base atomically (fcntl(2)), so an unrelated fd that already sits in
+// the range is never clobbered; then the old number is closed.
+Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec) {
+  const FdRange& range = options_.range;
+  if (range.Contains(static_cast<uint64_t>(fd))) return fd;
+  auto moved = stop.Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
+                                       static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD),
+                                       range.base(), 0, 0, 0});
+  if (!moved.ok()) return std::move(moved).error();
+  if (*moved < 0)
+    return Fail(static_cast<int>(-*moved), "moving fd {} into the reserved range {}: {}", fd,
+                range.ToString(), std::strerror(static_cast<int>(-*moved)));
+  if (!range.Contains(static_cast<uint64_t>(*moved))) {
+    (void)stop.Inject(SYS_close, {static_cast<uint64_t>(*moved), 0, 0, 0, 0, 0});
+    return Fail(EMFILE, "the reserved fd range {} is full", range.ToString());
+  }
+  (void)stop.Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
+  ++stats_.fds_moved;
+  return static_cast<int>(*moved);
+}
+
+// A host file the harness proxies (or hides) when it is opened by path: anything under
+// /dev/infiniband, and whatever the resolver maps a proxied or hidden sandbox path to.
+bool Tracer::IsDeviceFile(const std::string& host_path) const {
+  if (PathIsUnder(host_path, "/dev/infiniband")) return true;
+  if (options_.resolver == nullptr) return false;
+  auto sandbox = options_.resolver->HostToSandbox(host_path);
+  return !sandbox || options_.resolver->Resolve(*sandbox, PathOp::kOpen).proxy;
+}
+
+Tracer::Verdict Tracer::OnFdSyscall(const Stop& stop) {
+  const FdSyscall* row = FindFdSyscall(stop.nr);
+  const uint64_t raw_fd = stop.args[static_cast<size_t>(row != nullptr ? row->fd_arg : 0)];
+  const int fd = FdOf(raw_fd);
+  std::shared_ptr<OpenFile> file;
+  if (options_.range.Contains(raw_fd)) file = stop.task.fds->Find(fd);
+  if (file == nullptr) {
+    // Not a proxied fd. RDMA_VERBS_IOCTL still stops for every fd: refuse it when the fd is an
+    // RDMA device that reached the tracee without passing through the harness (SCM_RIGHTS from
+    // a process outside the tree, a symlink the path check did not see, ...).
+    if (stop.nr == SYS_ioctl && static_cast<uint32_t>(stop.args[1]) == kRdmaVerbsIoctl) {
+      const std::string link =
+          "/proc/" + std::to_string(stop.task.tid) + "/fd/" + std::to_string(fd);
+      auto target = options_.host_fs->ReadLink(link);
+      if (target.ok() && IsDeviceFile(*target))
+        return Deny(stop, Fail(EPERM,
+                               "fd {} is {} but was not opened through the harness; "
+                               "RDMA_VERBS_IOCTL on it is refused",
+                               fd, *target));
+    }
+    return Verdict::Continue();
+  }
+  SyscallView view{stop.task.tid, stop.task.tgid, stop.nr, stop.args, fd};
+  Access access(*this, stop.task, nullptr);
+  EntryDecision decision = file->handler().OnEntry(view, access);
+  return FromEntryDecision(stop, std::move(file), view, std::move(decision), access);
+}
+
+Tracer::Verdict Tracer::FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
+                                          const SyscallView& view, EntryDecision decision,
+                                          Access& access) {
+  // A skipped call has no exit stop: give back scratch memory the handler took.
+  if (decision.kind() != EntryDecision::Kind::kAllow && access.used_scratch())
+    stop.task.mm->ReleaseSlot(stop.task.tid);
+  switch (decision.kind()) {
+    case EntryDecision::Kind::kDeny:
+      return Deny(stop, decision.error().value_or(Error{static_cast<int>(-decision.result()),
+                                                        "denied by the proxied file's handler"}));
+    case EntryDecision::Kind::kEmulate:
+      return Verdict::Skip(decision.result());
+    case EntryDecision::Kind::kAllow:
+      break;
+  }
+  if (!decision.inspect_exit() && !access.used_scratch()) return Verdict::Continue();
+  Verdict verdict = Verdict::WatchExit([this, file, view](ExitStop& exit, long result) {
+    Access at_exit(*this, exit.task(), &exit);
+    ExitDecision done = file->handler().OnExit(view, result, at_exit);
+    return done.replacement().value_or(result);
+  });
+  verdict.new_args = decision.new_args();
+  verdict.release_slot = access.used_scratch();
+  return verdict;
+}
+
+// The new fd of a dup-like call names the same open file. The call was steered into the range;
+// if the range was full the kernel may still have found a number above it: close that one.
+Tracer::Verdict Tracer::TrackDuplicate(std::shared_ptr<OpenFile> file) {
+  return Verdict::WatchExit([this, file](ExitStop& exit, long result) -> long {
+    if (result < 0) return result;
+    if (!options_.range.Contains(static_cast<uint64_t>(result))) {
+      (void)exit.Inject(SYS_close, {static_cast<uint64_t>(result), 0, 0, 0, 0, 0});
+      options_.log->Error("[pid {}] duplicating proxied fd: the reserved fd range {} is full",
+                          exit.task().tid, options_.range.ToString());
+      return -EMFILE;
+    }
+    exit.task().fds->Insert(static_cast<int>(result), file);
+    return result;
+  });
+}
+
+Tracer::Verdict Tracer::OnDup(const Stop& stop) {
+  auto file = stop.task.fds->Find(FdOf(stop.args[0]));
+  if (file == nullptr) return Verdict::Continue();
+  // dup() takes the lowest free number, below the range: run fcntl(fd, F_DUPFD, base) instead
+  // (the same result for the app, but in the range). The filter re-checks the rewritten call
+  // and lets it through (a TRACE verdict on the re-check means allow).
+  Verdict verdict = TrackDuplicate(std::move(file));
+  verdict.new_nr = SYS_fcntl;
+  verdict.new_args[1] = F_DUPFD;
+  verdict.new_args[2] = options_.range.base();
+  return verdict;
+}
+
+Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
+  auto file = stop.task.fds->Find(FdOf(stop.args[0]));
+  if (file == nullptr) return Verdict::Continue();
+  Verdict verdict = TrackDuplicate(std::move(file));
+  // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits).
+  if (static_cast<uint32_t>(stop.args[2]) < options_.range.base())
+    verdict.new_args[2] = options_.range.base();
+  return verdict;
+}
+
+Tracer::Verdict Tracer::OnDupTo(const Stop& stop) {
+  const FdRange& range = options_.range;
+  const int oldfd = FdOf(stop.args[0]);
+  const int newfd = FdOf(stop.args[1]);
+  std::shared_ptr<OpenFile> file;
+  if (range.Contains(stop.args[0])) file = stop.task.fds->Find(oldfd);
+  if (file != nullptr && !range.Contains(stop.args[1]))
+    return Deny(stop, Fail(EBADF,
+                           "proxied fd {} can only be duplicated inside the reserved range {}; "
+                           "{} is outside it",
+                           oldfd, range.ToString(), newfd));
+  const bool replaces_tracked = range.Contains(stop.args[1]) && stop.task.fds->Find(newfd);
+  if ((file == nullptr && !replaces_tracked) || oldfd == newfd) return Verdict::Continue();
+  return Verdict::WatchExit([file, newfd](ExitStop& exit, long result) {
+    if (result == newfd) {
+      // dup2/dup3 closed whatever newfd named, then made it a copy of oldfd.
+      exit.task().fds->Erase(newfd, CloseReason::kClosed);
+      if (file != nullptr) exit.task().fds->Insert(newfd, file);
+    }
+    return result;
+  });
+}
+
+Tracer::Verdict Tracer::OnClose(const Stop& stop) {
+  const int fd = FdOf(stop.args[0]);
+  if (stop.task.fds->Find(fd) == nullptr) return Verdict::Continue();
+  return Verdict::WatchExit([fd](ExitStop& exit, long result) {
+    // Linux releases the fd even when close reports an error, except EBADF (close(2)).
+    if (result != -EBADF) exit.task().fds->Erase(fd, CloseReason::kClosed);
+    return result;
+  });
+}
+
+Tracer::Verdict Tracer::OnCloseRange(const Stop& stop) {
+  // close_range's arguments are unsigned ints (SYSCALL_DEFINE3(close_range, unsigned int, ...)).
+  const auto first = static_cast<uint32_t>(stop.args[0]);
+  const auto last = static_cast<uint32_t>(stop.args[1]);
+  const auto flags = static_cast<uint32_t>(stop.args[2]);
+  if (last < options_.range.base() || first >= options_.range.end()) return Verdict::Continue();
+  return Verdict::WatchExit([first, last, flags](ExitStop& exit, long result) {
+    if (result != 0) return result;
+    Task& task = exit.task();
+    if ((flags & CLOSE_RANGE_UNSHARE) != 0) task.fds = task.fds->Clone();
+    if ((flags & CLOSE_RANGE_CLOEXEC) == 0) {
+      task.fds->EraseIf(
+          [&](int fd) {
+            return static_cast<uint32_t>(fd) >= first && static_cast<uint32_t>(fd) <= last;
+          },
+          CloseReason::kClosed);
+    }
+    return result;
+  });
+}
+
+// A proxied fd passed over a unix socket would arrive outside the reserved range in the
+// receiver — possibly a process the harness does not trace at all — where its write() and
+// mmap() no longer stop. Refuse the send instead.
+Tracer::Verdict Tracer::OnSendFds(const Stop& stop) {
+  Task& task = stop.task;
+  if (task.fds->size() == 0) return Verdict::Continue();
+  ProcessMemory memory(task.tid, &task.mm->mem_fd());
+  // sendmsg(fd, msg, flags); sendmmsg(fd, msgvec, vlen, flags) with 64-byte struct mmsghdr.
+  const bool many = stop.nr == SYS_sendmmsg;
+  const uint32_t count = many ? std::min<uint32_t>(static_cast<uint32_t>(stop.args[2]), UIO_MAXIOV) : 1;
+  for (uint32_t i = 0; i < count; ++i) {
+    auto fds = PassedFds(memory, stop.args[1] + uint64_t{i} * 64);
+    if (!fds.ok()) return Verdict::Continue();  // unreadable: the kernel reports EFAULT
+    for (int fd : *fds) {
+      if (!options_.range.Contains(static_cast<uint64_t>(static_cast<uint32_t>(fd)))) continue;
+      if (auto file = task.fds->Find(fd))
+        return Deny(stop, Fail(EPERM,
+                               "passing proxied fd {} ({}) over a socket (SCM_RIGHTS) is refused: "
+                               "the receiver would hold the device outside the harness",
+                               fd, file->label()));
+    }
+  }
+  return Verdict::Continue();
+}
+
+Tracer::Verdict Tracer::OnUnshareFiles(const Stop& stop) {
+  (void)stop;
+  return Verdict::WatchExit([](ExitStop& exit, long result) {
+    if (result == 0) exit.task().fds = exit.task().fds->Clone();
+    return result;
+  });
+}
+
+}  // namespace rxp::harness

@@ -1,0 +1,138 @@
+// What the tracer puts into a tracee's address space and filter stack, by running syscalls in
+// it (syscall_injector.h): the scratch region (address_space.h) at the first stop of each new
+// mm, and the device filter (intercept_rules.h) when a process gets its first proxied fd.
+#include <linux/seccomp.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <cstring>
+
+#include "tools/harness/tracer.h"
+#include "tools/harness/tracer_internal.h"
+
+namespace rxp::harness {
+namespace {
+
+// Where the device filter's program goes in a thread's scratch slot: after the room a
+// redirected path needs, so both can be there at once.
+constexpr uint64_t kFilterSlotOffset = 8192;
+
+constexpr uint64_t kDeviceFilterFlags = SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+
+}  // namespace
+
+// Runs nr(args) in `task`, which is at a seccomp stop, in place of the syscall it is about to
+// make, then makes it issue that syscall again: it passes the filter again and comes back as a
+// fresh seccomp stop. Returns the injected call's result, or nullopt when nothing was done
+// (the task could not be read; it is still stopped and the caller goes on as usual).
+std::optional<Result<long>> Tracer::InjectBeforeSyscall(Task& task, long nr,
+                                                        const std::array<uint64_t, 6>& args) {
+  auto regs = Regs::Get(task.tid);
+  if (!regs.ok()) return std::nullopt;
+  SyscallInjector injector(task.tid, *regs, SyscallInjector::At::kSeccompStop,
+                           &task.deferred_signals);
+  ++stats_.injected_syscalls;
+  auto result = injector.Run(nr, args);
+  if (injector.death_status()) {
+    reaped_.emplace_back(task.tid, *injector.death_status());
+    return result;
+  }
+  Regs replay = *regs;
+  replay.RewindToSyscall(regs->syscall_nr());
+  if (replay.Set(task.tid).ok()) Resume(task, ResumeHow::kCont, TakeDeferredSignal(task));
+  return result;
+}
+
+bool Tracer::EnsureScratch(Task& task) {
+  constexpr uint64_t kNoFd = static_cast<uint64_t>(-1);
+  auto addr = InjectBeforeSyscall(task, SYS_mmap, {0, AddressSpace::region_size(), PROT_READ,
+                                                   MAP_PRIVATE | MAP_ANONYMOUS, kNoFd, 0});
+  if (!addr) return false;
+  if (addr->ok() && **addr >= 0) {
+    task.mm->SetScratch(static_cast<uint64_t>(**addr));
+  } else {
+    task.mm->MarkScratchUnavailable();
+    options_.log->Error("[pid {}] cannot map the harness scratch region: {}", task.tgid,
+                        addr->ok() ? std::strerror(static_cast<int>(-**addr))
+                                   : addr->error().ToString());
+  }
+  return true;
+}
+
+// Copies the device filter (a sock_fprog and its instructions) into the thread's scratch
+// slot; returns the sock_fprog's address in the tracee. The caller holds the slot.
+Result<uint64_t> Tracer::WriteDeviceFilter(Task& task) {
+  const BpfProgram& program = *options_.device_filter;
+  auto slot = task.mm->AcquireSlot(task.tid);
+  if (!slot.ok()) return std::move(slot).error();
+  const uint64_t header = *slot + kFilterSlotOffset;
+  const uint64_t insns = header + 16;
+  const auto bytes = std::as_bytes(program.insns());
+  if (kFilterSlotOffset + 16 + bytes.size() > kScratchSlotSize)
+    return Fail(E2BIG, "the device filter ({} instructions) does not fit a scratch slot",
+                program.size());
+  ProcessMemory memory(task.tid, &task.mm->mem_fd());
+  RXP_TRY(memory.WriteForced(insns, bytes));
+  struct {
+    uint16_t len;
+    uint16_t pad[3];
+    uint64_t filter;
+  } fprog{static_cast<uint16_t>(program.size()), {}, insns};  // struct sock_fprog, x86-64
+  RXP_TRY(memory.WriteForced(header, std::as_bytes(std::span(&fprog, 1))));
+  return header;
+}
+
+// The process of `stop`'s thread gets the device filter before its first proxied fd: injected
+// seccomp(SET_MODE_FILTER, TSYNC) so every thread of it has the filter (seccomp(2)).
+Result<void> Tracer::EnsureDeviceFilter(ExitStop& stop) {
+  Task& task = stop.task();
+  if (options_.device_filter == nullptr || device_filtered_.count(task.tgid) != 0) return Ok();
+  const bool held = task.mm->HoldsSlot(task.tid);
+  auto prog = WriteDeviceFilter(task);
+  Result<long> done = prog.ok() ? stop.Inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER,
+                                                            kDeviceFilterFlags, *prog, 0, 0, 0})
+                                : Result<long>(prog.error());
+  if (!held) task.mm->ReleaseSlot(task.tid);
+  if (!done.ok()) return std::move(done).error();
+  // TSYNC reports a thread it could not synchronize by returning its tid.
+  if (*done != 0)
+    return Fail(*done < 0 ? static_cast<int>(-*done) : EBUSY,
+                "cannot add the device filter to process {}: seccomp() = {}", task.tgid, *done);
+  NoteDeviceFilter(task);
+  return Ok();
+}
+
+void Tracer::NoteDeviceFilter(Task& task) {
+  device_filtered_.insert(task.tgid);
+  device_filter_pending_.erase(task.tgid);
+  ++stats_.device_filters;
+  // Another process sharing this fd table (CLONE_FILES without CLONE_THREAD) has no filter of
+  // its own yet: it gets one at its next stop.
+  for (const auto& [tid, other] : tasks_)
+    if (other.fds == task.fds && device_filtered_.count(other.tgid) == 0)
+      device_filter_pending_.insert(other.tgid);
+}
+
+bool Tracer::InstallPendingDeviceFilter(Task& task) {
+  auto prog = WriteDeviceFilter(task);
+  if (!prog.ok()) {
+    options_.log->Error("[pid {}] cannot add the device filter: {}", task.tgid,
+                        prog.error().ToString());
+    device_filter_pending_.erase(task.tgid);
+    return false;
+  }
+  auto done = InjectBeforeSyscall(task, SYS_seccomp,
+                                  {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
+  task.mm->ReleaseSlot(task.tid);
+  if (!done) return false;
+  if (done->ok() && **done == 0) {
+    NoteDeviceFilter(task);
+  } else {
+    device_filter_pending_.erase(task.tgid);
+    options_.log->Error("[pid {}] cannot add the device filter: {}", task.tgid,
+                        done->ok() ? std::to_string(**done) : done->error().ToString());
+  }
+  return true;
+}
+
+}  // namespace rxp::harness

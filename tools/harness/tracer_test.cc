@@ -1,0 +1,413 @@
+// The tracer end to end on this machine: the testee (testdata/testee.cc) runs under the harness
+// with a test resolver (sandbox /dev/infiniband/uverbs0 is host /dev/null, a stand-in device)
+// and a recording factory.
+#include "tools/harness/tracer.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <cctype>
+#include <iterator>
+
+#include "tools/harness/harness.h"
+#include "tools/harness/path_resolver.h"
+#include "tools/harness/testdata/recording_factory.h"
+#include "tools/harness/testdata/run_testee.h"
+
+namespace rxp::harness {
+namespace {
+
+using testing::RecordingFactory;
+using testing::RunTestee;
+using testing::TesteeRun;
+namespace fs = std::filesystem;
+
+const FdRange kRange = *FdRange::Make(768, 256);
+
+std::vector<PathRule> DeviceRules() {
+  using K = Resolution::Kind;
+  using M = PathRule::Match;
+  return {
+      {"/dev/infiniband/uverbs0", M::kExact, K::kRewrite, "/dev/null", 0, true, "uverbs0"},
+      {"/dev/infiniband/uverbs1", M::kExact, K::kRewrite, "/dev/zero", 0, true, "uverbs1"},
+      {"/dev/infiniband", M::kTree, K::kFail, "", ENOENT, false, "not allowed"},
+  };
+}
+
+// A temp directory tree the path tests redirect "/rxp-sandbox" into:
+//   real/a/file, real/a/deep/, real/b/, real/lnk -> <root>/real/a/deep (absolute)
+struct SandboxTree {
+  SandboxTree() {
+    char templ[] = "/tmp/rxp-harness-test.XXXXXX";
+    root = mkdtemp(templ);
+    fs::create_directories(root + "/real/a/deep");
+    fs::create_directories(root + "/real/b");
+    fs::create_directories(root + "/dev-view");
+    std::ofstream(root + "/device-file") << "";
+    std::ofstream(root + "/real/a/file") << "x";
+    fs::create_symlink(root + "/real/a/deep", root + "/real/lnk");
+  }
+  ~SandboxTree() { fs::remove_all(root); }
+  long Ino(const std::string& rel) const {
+    struct stat st{};
+    return stat((root + "/" + rel).c_str(), &st) == 0 ? static_cast<long>(st.st_ino) : -1;
+  }
+  std::string root;
+};
+
+struct Fixture {
+  Fixture() : resolver(Rules()) {
+    options.range = kRange;
+    options.resolver = &resolver;
+    options.factory = &factory;
+  }
+  std::vector<PathRule> Rules() {
+    auto rules = DeviceRules();
+    // A proxied "device" that is a plain file, to see what the kernel was handed.
+    rules.push_back({"/dev/infiniband/uverbs2", PathRule::Match::kExact,
+                     Resolution::Kind::kRewrite, tree.root + "/device-file", 0, true, "uverbs2"});
+    rules.push_back({"/rxp-sandbox", PathRule::Match::kTree, Resolution::Kind::kRewrite,
+                     tree.root + "/real", 0, false, "test tree"});
+    // The device directory itself is a rendered view (as DeviceView makes it).
+    rules.push_back({"/dev/infiniband", PathRule::Match::kExact, Resolution::Kind::kRewrite,
+                     tree.root + "/dev-view", 0, false, "device directory"});
+    return rules;
+  }
+  SandboxTree tree;
+  RuleResolver resolver;
+  RecordingFactory factory;
+  HarnessOptions options;
+};
+
+bool InRange(const std::string& value) {
+  return kRange.Contains(static_cast<uint64_t>(std::stol(value)));
+}
+
+TEST_CASE("exit codes and signals propagate", "[tracer]") {
+  CHECK(RunTestee({"exit", "0"}).exit_code() == 0);
+  CHECK(RunTestee({"exit", "42"}).exit_code() == 42);
+  TesteeRun killed = RunTestee({"raise", std::to_string(SIGTERM)});
+  CHECK(killed.term_signal() == SIGTERM);
+  CHECK(ExitCodeOf(killed.status) == 128 + SIGTERM);
+  CHECK(RunTestee({"raise", std::to_string(SIGKILL)}).term_signal() == SIGKILL);
+}
+
+TEST_CASE("a missing program is an error before anything runs", "[tracer]") {
+  HarnessOptions options;
+  options.argv = {"/nonexistent/rxp-no-such-program"};
+  auto run = RunHarness(options);
+  // Found by path but not executable: the child reports it and exits 127.
+  REQUIRE(run.ok());
+  CHECK(ExitCodeOf(run->wait_status) == 127);
+  options.argv = {"rxp-no-such-program-in-path"};
+  auto missing = RunHarness(options);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.error().errnum == ENOENT);
+}
+
+TEST_CASE("follows threads and fork and vfork and clone and exec", "[tracer]") {
+  Fixture f;
+  CHECK(RunTestee({"threads", "16"}, f.options)["threads"] == "16");
+  CHECK(RunTestee({"fork"}, f.options)["child"] == "7");
+  TesteeRun many = RunTestee({"fork-many", "60"}, f.options);
+  CHECK(many["sum"] == std::to_string(59 * 60 / 2));
+  // Which of a child's first stop and its creator's event comes first varies; both orders work.
+  WARN("children seen before their creator's fork event: " << many.stats.early_children);
+  CHECK(RunTestee({"vfork-exec"}, f.options)["child"] == "5");
+  CHECK(RunTestee({"exec-chain", "4"}, f.options)["chain_done"] == "1");
+  // A non-leader thread execs: its tid becomes the leader's, and the new program runs traced.
+  CHECK(RunTestee({"exec-from-thread"}, f.options).exit_code() == 3);
+  TesteeRun stopped = RunTestee({"stop-cont"}, f.options);
+  CHECK(stopped["stopped"] == std::to_string(SIGSTOP));
+  CHECK(stopped["child"] == "4");
+}
+
+// Runs a loop scenario 10 and 5000 times: its stop counts must not depend on the length.
+TesteeRun CheckStopsDoNotGrow(const std::string& scenario, const HarnessOptions& options) {
+  TesteeRun few = RunTestee({scenario, "10"}, options);
+  TesteeRun many = RunTestee({scenario, "5000"}, options);
+  REQUIRE(many["loops"] == "5000");
+  CHECK(many.stats.seccomp_stops == few.stats.seccomp_stops);
+  CHECK(many.stats.exit_stops == few.stats.exit_stops);
+  return few;
+}
+
+TEST_CASE("new tasks are also adopted from proc and kcmp alone", "[tracer]") {
+  // The path taken when a child's first stop comes before its creator's fork/clone event
+  // (which a creator being killed never reports): every scenario must still work.
+  Fixture f;
+  f.options.trust_clone_events = false;
+  CHECK(RunTestee({"threads", "8"}, f.options)["threads"] == "8");
+  CHECK(RunTestee({"fork-many", "20"}, f.options)["sum"] == std::to_string(19 * 20 / 2));
+  CHECK(RunTestee({"vfork-exec"}, f.options)["child"] == "5");
+  TesteeRun forked = RunTestee({"fork-device", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(forked["child"] == "0");
+  CHECK(f.factory.record.CountCalls(SYS_read) == 2);  // the child inherited fd and filter
+  RecordingFactory clone_factory;
+  f.options.factory = &clone_factory;
+  TesteeRun cloned = RunTestee({"clone-files", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(cloned["read_after_child_close"] == "-EBADF");  // kcmp saw the shared fd table
+  REQUIRE(clone_factory.record.closes.size() == 1);
+  CHECK(clone_factory.record.closes[0] == CloseReason::kClosed);
+  CHECK(RunTestee({"threads-device", "/dev/infiniband/uverbs0", "4"}, f.options)["threads_ok"] == "4");
+}
+
+TEST_CASE("untouched syscalls never stop", "[tracer]") {
+  Fixture f;
+  // getpid/read/write/fstat/ioctl on ordinary fds.
+  CheckStopsDoNotGrow("syscall-loop", f.options);
+}
+
+TEST_CASE("reserved-range fds only stop once the process holds a proxied fd", "[tracer]") {
+  Fixture f;
+  // No device: the device filter is not there, and an ordinary fd in the range runs freely.
+  TesteeRun few = CheckStopsDoNotGrow("range-fd-loop", f.options);
+  CHECK(few.stats.device_filters == 0);
+  // With a proxied fd, every syscall on a range fd stops; the unrelated fd has no handler.
+  TesteeRun with_device = RunTestee({"range-fd-loop", "5000", "/dev/infiniband/uverbs0"}, f.options);
+  REQUIRE(with_device["loops"] == "5000");
+  CHECK(with_device.stats.device_filters == 1);
+  CHECK(with_device.stats.seccomp_stops >= few.stats.seccomp_stops + 5000);
+  CHECK(f.factory.record.CountCalls(SYS_read) == 0);
+}
+
+TEST_CASE("the device filter reaches every thread and CLONE_FILES siblings", "[tracer]") {
+  Fixture f;
+  TesteeRun threads = RunTestee({"threads-device", "/dev/infiniband/uverbs0", "8"}, f.options);
+  CHECK(threads["threads_ok"] == "8");
+  CHECK(f.factory.record.CountCalls(SYS_read) == 8);
+  CHECK(threads.stats.device_filters == 1);
+
+  RecordingFactory sibling_factory;
+  f.options.factory = &sibling_factory;
+  TesteeRun late = RunTestee({"clone-files-late", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(late.out << late.errors);
+  CHECK(late["child"] == "0");
+  CHECK(late.stats.device_filters == 2);
+  CHECK(sibling_factory.record.CountCalls(SYS_read) == 1);
+}
+
+TEST_CASE("netlink RDMA sockets and io_uring are refused by the filter alone", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"netlink"}, f.options);
+  CHECK(run["rdma"] == "-EPROTONOSUPPORT");
+  CHECK(run["route"] == "0");
+  CHECK(RunTestee({"io-uring"}, f.options)["io_uring_setup"] == "-ENOSYS");
+}
+
+TEST_CASE("a proxied open lands in the reserved range, and so do its copies", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(InRange(run["fd"]));
+  CHECK(InRange(run["dup"]));
+  CHECK(InRange(run["dupfd"]));
+  CHECK(InRange(run["dupfd_cloexec"]));
+  CHECK(run["dup2_low"] == "-EBADF");  // a copy below the range would escape the filter
+  CHECK(InRange(run["dup3_high"]));
+  CHECK(InRange(run["dup_highbits"]));  // the high half of the register is ignored, as the kernel does
+  CHECK(run["read"] == "0");
+  CHECK(run["close"] == "0");
+  CHECK(run["read_closed"] == "-EBADF");
+  REQUIRE(f.factory.record.opens.size() == 1);
+  const OpenedPath& opened = f.factory.record.opens[0];
+  CHECK(opened.sandbox_path == "/dev/infiniband/uverbs0");
+  CHECK(opened.host_path == "/dev/null");
+  CHECK(opened.label == "uverbs0");
+  CHECK(opened.fd == std::stoi(run["fd"]));
+  CHECK(f.factory.record.CountCalls(SYS_read) == 1);  // read_closed never reached the handler
+  // One open file description, many fds: OnClose once, when the process exits.
+  REQUIRE(f.factory.record.closes.size() == 1);
+  CHECK(f.factory.record.closes[0] == CloseReason::kExit);
+  CHECK(run.stats.fds_moved >= 1);
+  CHECK(run.stats.injected_syscalls >= 2);  // fcntl(F_DUPFD) + close, plus the scratch mmap
+}
+
+TEST_CASE("paths are canonicalized before they are redirected", "[tracer]") {
+  Fixture f;
+  CHECK(InRange(RunTestee({"open", "//dev///infiniband/./uverbs0"}, f.options)["fd"]));
+  CHECK(InRange(RunTestee({"open", "/dev/infiniband/../infiniband/uverbs1"}, f.options)["fd"]));
+  CHECK(InRange(RunTestee({"openat", "/dev/infiniband", "uverbs0"}, f.options)["fd"]));
+  CHECK(InRange(RunTestee({"chdir-open", "/dev", "infiniband/uverbs0"}, f.options)["fd"]));
+  // Devices not allowed do not exist.
+  CHECK(RunTestee({"open", "/dev/infiniband/uverbs7"}, f.options)["fd"] == "-ENOENT");
+  CHECK(RunTestee({"stat", "/dev/infiniband/issm0"}, f.options)["stat"] == "-ENOENT");
+  CHECK(RunTestee({"access", "/dev/infiniband/umad0"}, f.options)["access"] == "-ENOENT");
+  // A stat of a redirected device reports the host file.
+  struct stat null_st{};
+  stat("/dev/null", &null_st);
+  CHECK(RunTestee({"stat", "/dev/infiniband/uverbs0"}, f.options)["ino"] ==
+        std::to_string(null_st.st_ino));
+}
+
+TEST_CASE("path rewriting follows the kernel through dirfds and cwd and dotdot and symlinks", "[tracer]") {
+  Fixture f;
+  const std::string file_ino = std::to_string(f.tree.Ino("real/a/file"));
+  CHECK(RunTestee({"stat", "/rxp-sandbox/a/file"}, f.options)["ino"] == file_ino);
+  CHECK(RunTestee({"openat", "/rxp-sandbox/a", "file"}, f.options)["ino"] == file_ino);
+  CHECK(RunTestee({"openat", "/rxp-sandbox/b", "../a/file"}, f.options)["ino"] == file_ino);
+  CHECK(RunTestee({"chdir-open", "/rxp-sandbox/a", "file"}, f.options)["ino"] == file_ino);
+  CHECK(RunTestee({"chdir-open", "/rxp-sandbox/b", "../a/./file"}, f.options)["ino"] == file_ino);
+  // ".." after a symlink climbs from the link's target (lnk -> a/deep, so lnk/.. is a).
+  CHECK(RunTestee({"stat", "/rxp-sandbox/lnk/../file"}, f.options)["ino"] == file_ino);
+  // lstat and readlink see the link itself.
+  TesteeRun link = RunTestee({"lstat", "/rxp-sandbox/lnk"}, f.options);
+  CHECK(S_ISLNK(std::stoul(link["mode"], nullptr, 8)));
+  CHECK(RunTestee({"readlink", "/rxp-sandbox/lnk"}, f.options)["target"] ==
+        f.tree.root + "/real/a/deep");
+  CHECK(RunTestee({"list", "/rxp-sandbox"}, f.options)["entries"] == "a,b,lnk");
+  CHECK(RunTestee({"stat", "/rxp-sandbox/missing"}, f.options)["stat"] == "-ENOENT");
+}
+
+TEST_CASE("handlers see proxied calls and can deny or emulate them", "[tracer]") {
+  Fixture f;
+  f.factory.on_entry = [](const SyscallView& call, TraceeAccess&) {
+    if (call.nr == SYS_ioctl) return EntryDecision::Deny(Fail(EACCES, "test says no"));
+    if (call.nr == SYS_read) return EntryDecision::Emulate(42);
+    return EntryDecision::Allow();
+  };
+  // The stand-in device (/dev/null) reached through a private symlink the path check does not
+  // see: it opens, outside the range, and its verbs ioctl is refused.
+  const std::string alias = f.tree.root + "/alias";
+  fs::create_symlink("/dev/null", alias);
+  TesteeRun run = RunTestee({"scm-rights", "/dev/infiniband/uverbs0", alias}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(InRange(run["fd"]));
+  CHECK(run["ioctl_verbs_proxied"] == "-EACCES");
+  CHECK(run.errors.find("test says no") != std::string::npos);
+  CHECK(run["sent_proxied"] == "-EPERM");  // SCM_RIGHTS of a proxied fd
+  CHECK(run.errors.find("SCM_RIGHTS") != std::string::npos);
+  CHECK(run["sent_ordinary"] == "0");
+  CHECK_FALSE(InRange(run["alias_fd"]));
+  CHECK(run["ioctl_verbs_alias"] == "-EPERM");
+  CHECK(run.errors.find("not opened through the harness") != std::string::npos);
+  CHECK(RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options)["read"] == "42");
+}
+
+TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {
+  Fixture f;
+  // The program writes "hello" to a proxied file; the handler copies it, upper-cased, into
+  // scratch memory and points the call there: the file gets the handler's copy.
+  f.factory.on_entry = [](const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr != SYS_write) return EntryDecision::Allow();
+    std::string text(call.args[2], '\0');
+    auto read = tracee.memory().Read(call.args[1], std::as_writable_bytes(std::span(text)));
+    auto buf = tracee.Scratch(text.size());
+    if (!read.ok() || !buf.ok()) return EntryDecision::Deny(Fail(EFAULT, "test"));
+    for (char& c : text) c = static_cast<char>(std::toupper(c));
+    if (!tracee.memory().Write(*buf, std::as_bytes(std::span(text))).ok())
+      return EntryDecision::Deny(Fail(EFAULT, "test"));
+    return EntryDecision::Allow().WithArg(1, *buf);
+  };
+  TesteeRun run = RunTestee({"write-proxied", "/dev/infiniband/uverbs2", "hello", "3"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run["wrote"] == "15");
+  std::ifstream file(f.tree.root + "/device-file");
+  std::string content((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  CHECK(content == "HELLOHELLOHELLO");
+  // Taking scratch and then refusing the call gives the slot back (no exit stop follows).
+  RecordingFactory refusing;
+  refusing.on_entry = [](const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr == SYS_write && tracee.Scratch(16).ok())
+      return EntryDecision::Deny(Fail(EPERM, "refused after taking scratch"));
+    return EntryDecision::Allow();
+  };
+  f.options.factory = &refusing;
+  CHECK(RunTestee({"write-proxied", "/dev/infiniband/uverbs2", "x", "100"}, f.options)["wrote"] ==
+        "-EPERM");
+}
+
+TEST_CASE("a refused open closes the fd in the tracee", "[tracer]") {
+  Fixture f;
+  f.factory.refuse_open = Fail(EPERM, "policy refuses this device");
+  TesteeRun run = RunTestee({"open", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(run["fd"] == "-EPERM");
+  CHECK(run.errors.find("policy refuses this device") != std::string::npos);
+  CHECK(f.factory.record.closes.empty());
+}
+
+TEST_CASE("fork shares the open file and exec keeps only non-cloexec fds", "[tracer]") {
+  Fixture f;
+  TesteeRun forked = RunTestee({"fork-device", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(forked["child"] == "0");
+  CHECK(forked["read"] == "0");
+  CHECK(f.factory.record.CountCalls(SYS_read) == 2);
+  CHECK(f.factory.record.closes.size() == 1);  // the last of the two processes closed it
+  bool saw_fork = false;
+  for (const auto& e : f.factory.record.events) saw_fork = saw_fork || e.kind == ProcessEvent::Kind::kFork;
+  CHECK(saw_fork);
+
+  RecordingFactory exec_factory;
+  f.options.factory = &exec_factory;
+  TesteeRun execd = RunTestee({"exec-keep", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(execd.out << execd.errors);
+  CHECK(execd["read"] == "0");  // the kept fd is still proxied in the new program
+  CHECK(exec_factory.record.CountCalls(SYS_read) == 1);
+  REQUIRE(exec_factory.record.closes.size() == 2);
+  CHECK(exec_factory.record.closes[0] == CloseReason::kExec);
+  CHECK(exec_factory.record.closes[1] == CloseReason::kExit);
+}
+
+TEST_CASE("close_range and CLONE_FILES siblings update the fd model", "[tracer]") {
+  Fixture f;
+  TesteeRun ranged = RunTestee({"close-range", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(ranged["close_range"] == "0");
+  CHECK(ranged["fd_open_after"] == "-EBADF");
+  CHECK(InRange(ranged["reopen"]));
+  REQUIRE(f.factory.record.closes.size() == 2);
+  CHECK(f.factory.record.closes[0] == CloseReason::kClosed);
+
+  RecordingFactory clone_factory;
+  f.options.factory = &clone_factory;
+  TesteeRun cloned = RunTestee({"clone-files", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(cloned["child"] == "9");
+  CHECK(cloned["read_after_child_close"] == "-EBADF");
+  REQUIRE(clone_factory.record.closes.size() == 1);
+  CHECK(clone_factory.record.closes[0] == CloseReason::kClosed);
+  CHECK(clone_factory.record.CountCalls(SYS_read) == 0);
+}
+
+TEST_CASE("reopening through /proc/self/fd is another proxied open", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"proc-reopen", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(InRange(run["fd"]));
+  CHECK(run["target"] == "/dev/infiniband/uverbs0");  // the sandbox name, not the host's
+  CHECK(InRange(run["reopen"]));
+  CHECK(f.factory.record.opens.size() == 2);
+}
+
+TEST_CASE("termination signals sent to the harness reach the program", "[tracer]") {
+  Fixture f;
+  const std::string ready = f.tree.root + "/ready";
+  std::thread sender([&] {
+    for (int i = 0; i < 1000 && access(ready.c_str(), F_OK) != 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    kill(getpid(), SIGTERM);
+  });
+  TesteeRun run = RunTestee({"wait-signal", ready}, f.options);
+  sender.join();
+  CHECK(run["signal"] == std::to_string(SIGTERM));
+  CHECK(run.exit_code() == 0);
+}
+
+TEST_CASE("the harness keeps no fd of its own after a run", "[tracer]") {
+  Fixture f;
+  const int before = testing::OpenFdCount();
+  for (const char* scenario : {"device", "fork-device", "exec-keep", "scm-rights", "proc-reopen"})
+    RunTestee({scenario, "/dev/infiniband/uverbs0"}, f.options);
+  RunTestee({"threads", "8"}, f.options);
+  RunTestee({"openat", "/rxp-sandbox/a", "file"}, f.options);
+  CHECK(testing::OpenFdCount() == before);
+}
+
+}  // namespace
+}  // namespace rxp::harness
