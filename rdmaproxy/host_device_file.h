@@ -8,7 +8,7 @@
 
 #include "abi/result.h"
 #include "rdmaproxy/embedder.h"
-#include "rdmaproxy/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::proxy {
 

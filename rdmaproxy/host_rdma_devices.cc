@@ -12,7 +12,7 @@
 #include <map>
 #include <span>
 
-#include "rdmaproxy/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::proxy {
 namespace {

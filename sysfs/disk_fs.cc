@@ -110,7 +110,7 @@ Result<std::vector<std::string>> DiskFs::ListDir(std::string_view path) const {
   if (!fd) return std::move(fd).error();
   std::unique_ptr<DIR, DirCloser> dir(::fdopendir(fd->get()));
   if (!dir) return Errno("fdopendir", path);
-  fd->Release();  // closedir owns it now
+  fd->release();  // closedir owns it now
   std::vector<std::string> names;
   errno = 0;
   while (dirent* e = ::readdir(dir.get())) {

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "sysfs/fs_view.h"
-#include "sysfs/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::sysfs {
 

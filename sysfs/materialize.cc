@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sysfs/names.h"
-#include "sysfs/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::sysfs {
 namespace {
@@ -32,7 +32,7 @@ Result<std::vector<std::string>> Entries(int dirfd, std::string_view where) {
   if (!dup.valid()) return Errno("dup", where);
   std::unique_ptr<DIR, DirCloser> dir(::fdopendir(dup.get()));
   if (!dir) return Errno("fdopendir", where);
-  dup.Release();
+  dup.release();
   ::rewinddir(dir.get());
   std::vector<std::string> names;
   while (dirent* e = ::readdir(dir.get())) {

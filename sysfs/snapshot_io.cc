@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "sysfs/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::sysfs {
 namespace {

@@ -20,7 +20,7 @@
 #include <optional>
 
 #include "abi/result.h"
-#include "tools/harness/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::harness {
 
@@ -54,7 +54,12 @@ class AddressSpace {
 
   UniqueFd& mem_fd() { return mem_fd_; }
 
-  static constexpr size_t region_size() { return kScratchSlotSize * kScratchSlots; }
+  // The region: kScratchSlots read-only slots, then as many writable ones (KernelSlotOf).
+  static constexpr size_t half_size() { return kScratchSlotSize * kScratchSlots; }
+  static constexpr size_t region_size() { return 2 * half_size(); }
+  // The writable twin of a thread's slot: for buffers the kernel writes back into (an ioctl's
+  // attribute array), which therefore cannot be read-only to the tracee.
+  static uint64_t KernelSlotOf(uint64_t slot) { return slot + half_size(); }
 
  private:
   std::optional<uint64_t> scratch_base_;

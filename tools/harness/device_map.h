@@ -1,39 +1,31 @@
-// Which host RDMA devices the app may use, and under which names.
+// Which host RDMA devices the app may use, and under which names: the grammar and the mapping
+// are the engine's (rdmaproxy/device_map.h, shared with the C API's device selection); the
+// harness adds discovery from sysfs.
 //
 // A host device is a uverbs char device (/dev/infiniband/uverbsN) and its IB device
 // (/sys/class/infiniband/<ibdev>), found through /sys/class/infiniband_verbs/uverbsN/ibdev.
-// The app sees a chosen subset, each under a sandbox uverbs name that may differ from the
-// host's (`uverbs0` in the sandbox may be host `uverbs3`); the IB device keeps its name.
-//
-// `--devices` grammar: a comma-separated list of [SANDBOX=]HOST, where HOST is a uverbs name
-// (uverbs3) or an IB device name (mlx5_0, rxe1) and SANDBOX a uverbs name. Without SANDBOX
-// the host's uverbs name is kept. An empty list means every host device, names unchanged.
 #pragma once
 
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "abi/result.h"
+#include "rdmaproxy/device_map.h"
 
 namespace rxp::harness {
 
-struct HostDevice {
-  std::string uverbs;  // "uverbs3"
-  std::string ibdev;   // "mlx5_0"
-};
+using HostDevice = proxy::HostRdmaDevice;
+using DeviceMapping = proxy::DeviceMapping;
+using proxy::ParseDeviceList;
 
-struct DeviceMapping {
-  std::string sandbox_uverbs;  // the name the app sees: /dev/infiniband/<sandbox_uverbs>
-  HostDevice host;
-};
-
-// The host's uverbs devices, sorted by uverbs number. `sysfs_root` is "/sys" except in tests.
+// The host's uverbs devices from sysfs, sorted by uverbs number (uverbs and ibdev set; the
+// driver ids come from NETLINK_RDMA: WithDriverIds). `sysfs_root` is "/sys" except in tests.
 Result<std::vector<HostDevice>> DiscoverHostDevices(const std::string& sysfs_root = "/sys");
 
-// Parses a --devices list against the host's devices. Errors name the offending item: an
-// unknown device, a sandbox name that is not uverbsN, a sandbox name or host device used twice.
-Result<std::vector<DeviceMapping>> ParseDeviceList(std::string_view spec,
-                                                   const std::vector<HostDevice>& host);
+// `devices` with each one's driver id (and the rest of what NETLINK_RDMA says) filled in from
+// `netlink` (QueryHostRdmaDevices), matched by uverbs name; a device netlink does not know keeps
+// driver id 0 (RDMA_DRIVER_UNKNOWN).
+std::vector<HostDevice> WithDriverIds(std::vector<HostDevice> devices,
+                                      const std::vector<proxy::HostRdmaDevice>& netlink);
 
 }  // namespace rxp::harness

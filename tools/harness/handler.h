@@ -126,6 +126,17 @@ class TraceeAccess {
   // into it either: output buffers stay the program's). At most kScratchSlotSize bytes.
   virtual Result<uint64_t> Scratch(size_t size) = 0;
 
+  // OnEntry only: like Scratch, but writable by the tracee, because the kernel writes into it
+  // (an ioctl's attribute array: UVERBS_ATTR_F_VALID_OUTPUT flags, new object ids). Valid
+  // until this syscall's exit, which this forces. A validated copy placed here is protected
+  // from other threads of the program only while they cannot run: see docs/threat-model.md.
+  virtual Result<uint64_t> KernelScratch(size_t size) = 0;
+
+  // The handler of the calling process's proxied fd `fd`, or null when `fd` is not one (any
+  // other file, or no file). Lets a handler check an fd a command names (a completion
+  // channel in CREATE_CQ) against what it is.
+  virtual ProxiedFileHandler* HandlerOf(int fd) = 0;
+
   // OnExit (and FileHandlerFactory::OnOpen) only: moves the tracee's fd `fd` — say one the
   // kernel just returned inside an ioctl response — into the reserved range, keeping its
   // close-on-exec flag, closes the old number and makes `handler` its handler. Returns the new

@@ -5,6 +5,7 @@
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -12,7 +13,7 @@
 #include <cstring>
 
 #include "tools/harness/ptrace_ops.h"
-#include "tools/harness/unique_fd.h"
+#include "abi/unique_fd.h"
 
 extern char** environ;
 
@@ -82,6 +83,14 @@ Result<Launched> LaunchTraced(const std::string& program, const std::vector<std:
       got = read(go_read.get(), &byte, 1);
     } while (got < 0 && errno == EINTR);
     if (got != 1) _exit(127);  // the harness went away
+    // Memory registration pins pages against RLIMIT_MEMLOCK (ib_umem_get); the proxy enforces
+    // the sandbox's own budget (its pinned_bytes quota), so the program may use all the host
+    // allows it: soft limit up to the hard one.
+    if (rlimit memlock{}; getrlimit(RLIMIT_MEMLOCK, &memlock) == 0 &&
+                          memlock.rlim_cur < memlock.rlim_max) {
+      memlock.rlim_cur = memlock.rlim_max;
+      (void)setrlimit(RLIMIT_MEMLOCK, &memlock);
+    }
     if (int e = InstallFilter(prog); e != 0) ChildFail(err_write.get(), 'f', e);
     execve(program.c_str(), child_argv.data(), environ);
     ChildFail(err_write.get(), 'e', errno);

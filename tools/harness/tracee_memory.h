@@ -17,7 +17,7 @@
 #include <string>
 
 #include "abi/result.h"
-#include "tools/harness/unique_fd.h"
+#include "abi/unique_fd.h"
 
 namespace rxp::harness {
 

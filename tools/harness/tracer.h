@@ -170,6 +170,10 @@ class Tracer {
   bool EnsureScratch(Task& task);
   std::optional<Result<long>> InjectBeforeSyscall(Task& task, long nr,
                                                   const std::array<uint64_t, 6>& args);
+  // The same for a sequence of calls run by `calls` through the InjectFn it is given.
+  using InjectFn = std::function<Result<long>(long nr, const std::array<uint64_t, 6>& args)>;
+  std::optional<Result<long>> InjectBeforeSyscall(
+      Task& task, const std::function<Result<long>(const InjectFn&)>& calls);
   Result<uint64_t> WriteDeviceFilter(Task& task);
   Result<void> EnsureDeviceFilter(ExitStop& stop);
   bool InstallPendingDeviceFilter(Task& task);

@@ -78,6 +78,18 @@ Result<uint64_t> Tracer::Access::Scratch(size_t size) {
   return slot;
 }
 
+Result<uint64_t> Tracer::Access::KernelScratch(size_t size) {
+  auto slot = Scratch(size);
+  if (!slot.ok()) return slot;
+  return AddressSpace::KernelSlotOf(*slot);
+}
+
+ProxiedFileHandler* Tracer::Access::HandlerOf(int fd) {
+  if (fd < 0 || !tracer_.options_.range.Contains(static_cast<uint64_t>(fd))) return nullptr;
+  auto file = task_.fds->Find(fd);
+  return file != nullptr ? &file->handler() : nullptr;
+}
+
 Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> handler,
                                     std::string label) {
   if (exit_ == nullptr) return Fail(EINVAL, "an fd can only be adopted at syscall exit");

@@ -27,12 +27,19 @@ constexpr uint64_t kDeviceFilterFlags = SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILT
 // (the task could not be read; it is still stopped and the caller goes on as usual).
 std::optional<Result<long>> Tracer::InjectBeforeSyscall(Task& task, long nr,
                                                         const std::array<uint64_t, 6>& args) {
+  return InjectBeforeSyscall(task, [&](const InjectFn& inject) { return inject(nr, args); });
+}
+
+std::optional<Result<long>> Tracer::InjectBeforeSyscall(
+    Task& task, const std::function<Result<long>(const InjectFn&)>& calls) {
   auto regs = Regs::Get(task.tid);
   if (!regs.ok()) return std::nullopt;
   SyscallInjector injector(task.tid, *regs, SyscallInjector::At::kSeccompStop,
                            &task.deferred_signals);
-  ++stats_.injected_syscalls;
-  auto result = injector.Run(nr, args);
+  auto result = calls([&](long nr, const std::array<uint64_t, 6>& args) {
+    ++stats_.injected_syscalls;
+    return injector.Run(nr, args);
+  });
   if (injector.death_status()) {
     reaped_.emplace_back(task.tid, *injector.death_status());
     return result;
@@ -43,10 +50,20 @@ std::optional<Result<long>> Tracer::InjectBeforeSyscall(Task& task, long nr,
   return result;
 }
 
+// The region is mapped read-only to the tracee, then its second half made writable (the
+// kernel-writable slots, AddressSpace::KernelSlotOf).
 bool Tracer::EnsureScratch(Task& task) {
   constexpr uint64_t kNoFd = static_cast<uint64_t>(-1);
-  auto addr = InjectBeforeSyscall(task, SYS_mmap, {0, AddressSpace::region_size(), PROT_READ,
-                                                   MAP_PRIVATE | MAP_ANONYMOUS, kNoFd, 0});
+  auto addr = InjectBeforeSyscall(task, [](const InjectFn& inject) -> Result<long> {
+    auto base = inject(SYS_mmap, {0, AddressSpace::region_size(), PROT_READ,
+                                  MAP_PRIVATE | MAP_ANONYMOUS, kNoFd, 0});
+    if (!base.ok() || *base < 0) return base;
+    auto rw = inject(SYS_mprotect, {static_cast<uint64_t>(*base) + AddressSpace::half_size(),
+                                    AddressSpace::half_size(), PROT_READ | PROT_WRITE, 0, 0, 0});
+    if (!rw.ok()) return std::move(rw).error();
+    if (*rw < 0) return *rw;
+    return base;
+  });
   if (!addr) return false;
   if (addr->ok() && **addr >= 0) {
     task.mm->SetScratch(static_cast<uint64_t>(**addr));

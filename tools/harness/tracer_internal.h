@@ -51,6 +51,8 @@ class Tracer::Access final : public TraceeAccess {
 
   TraceeMemory& memory() override { return memory_; }
   Result<uint64_t> Scratch(size_t size) override;
+  Result<uint64_t> KernelScratch(size_t size) override;
+  ProxiedFileHandler* HandlerOf(int fd) override;
   Result<int> AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> handler,
                       std::string label) override;
 

@@ -1,17 +1,17 @@
-// UniqueFd: the one owner of a file descriptor; closes it when destroyed.
+// UniqueFd: the one owner of a file descriptor; closes it exactly once, when destroyed.
 //
-// Every fd the harness opens (pipes to the child, /proc/<pid>/mem, trace files, directory fds)
-// lives in one of these, so that no path — error, early return, exception at the CLI edge —
-// leaves a descriptor behind. The harness must never keep a tracee's device fd alive (that
-// would pin host RDMA objects after the tracee dies), and a leak check compares /proc/self/fd
-// before and after a run.
+// Every fd the project opens -- the engine's host device files, the harness's pipes,
+// /proc/<pid>/mem and trace files, the sysfs reader's and renderer's directory fds -- lives in
+// one of these, so that no path (error, early return, exception at the CLI edge) leaves a
+// descriptor behind. (A tool shared by every layer; it lives in abi/ because that is the
+// bottom of the dependency order.)
 #pragma once
 
 #include <unistd.h>
 
 #include <utility>
 
-namespace rxp::harness {
+namespace rxp {
 
 class UniqueFd {
  public:
@@ -30,7 +30,7 @@ class UniqueFd {
   bool valid() const { return fd_ >= 0; }
   explicit operator bool() const { return valid(); }
 
-  // Gives up ownership without closing.
+  // Gives up ownership without closing (e.g. to fdopendir, which closes it through closedir).
   int release() { return std::exchange(fd_, -1); }
 
   // Closes the current fd (if any) and owns `fd` instead. close() errors are ignored: on Linux
@@ -45,4 +45,4 @@ class UniqueFd {
   int fd_ = -1;
 };
 
-}  // namespace rxp::harness
+}  // namespace rxp
