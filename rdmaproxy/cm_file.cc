@@ -131,6 +131,11 @@ long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_afte
   return result < 0 ? result : static_cast<long>(c.app_length);
 }
 
+void CmFile::Abandon(const Error& why) {
+  engine_.counters().forwarded--;
+  engine_.Refused(label_, why, Refusal::kState);
+}
+
 long CmFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
                    uint64_t length) {
   auto c = BeginWrite(memory, fds, buffer, length);

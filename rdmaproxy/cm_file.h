@@ -48,6 +48,8 @@ class CmFile {
                 AppMemory& memory);
   long Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
              uint64_t length);
+  // A begun command that will not run after all (the embedder could not place it).
+  void Abandon(const Error& why);
 
   size_t live_ids() const {
     std::lock_guard lock(ids_mutex_);

@@ -45,6 +45,11 @@ thread_local std::optional<Error> last_refusal;
 std::optional<Error> Engine::TakeLastRefusal() { return std::exchange(last_refusal, std::nullopt); }
 
 void Engine::Refused(std::string_view file, const Error& error, Refusal why) {
+  RefusedQuietly(file, error, why);
+  Log(fmt::format("rdmaproxy: {}: refused with {}", file, error.ToString()));
+}
+
+void Engine::RefusedQuietly(std::string_view file, const Error& error, Refusal why) {
   last_refusal = Error{error.errnum, fmt::format("{}: {}", file, error.reason)};
   switch (why) {
     case Refusal::kDecode: counters_.refused_decode++; break;
@@ -52,7 +57,6 @@ void Engine::Refused(std::string_view file, const Error& error, Refusal why) {
     case Refusal::kQuota: counters_.refused_quota++; break;
     case Refusal::kState: counters_.refused_state++; break;
   }
-  Log(fmt::format("rdmaproxy: {}: refused with {}", file, error.ToString()));
 }
 
 void Engine::Log(std::string_view line) {

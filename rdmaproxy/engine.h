@@ -69,6 +69,9 @@ class Engine {
   // One log line: "rdmaproxy: <file>: <errno name>: <reason>" and the counter for `why`.
   // The error is also kept as this thread's last refusal (the C API's rxp_last_error).
   void Refused(std::string_view file, const Error& error, Refusal why);
+  // The same without the log line: for refusals that are an expected part of a library's
+  // protocol (rdma-core's INVOKE_WRITE support probe), which would only be noise.
+  void RefusedQuietly(std::string_view file, const Error& error, Refusal why);
   // This thread's last refusal since the previous call, and forgets it.
   static std::optional<Error> TakeLastRefusal();
   void Log(std::string_view line);

@@ -49,7 +49,17 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
         return true;
       }
       case abi::FieldKind::kUserPtr: {
-        if (value == 0 || t.identity) return true;
+        if (value == 0) return true;
+        if (t.identity) {
+          // The kernel writes into the app's own buffer; a struct mminfo there (rxe
+          // MODIFY_SRQ's resized queue) still names an mmap offset the proxy must allow.
+          if (f.length_field.empty()) {
+            Produced p{Produced::What::kRxeMmapInfo};
+            p.place = {false, value, sizeof(mminfo)};
+            t.produced.push_back(p);
+          }
+          return true;
+        }
         // A pointer the kernel copies from (rdma_cm SET_OPTION optval, with its length) or into
         // (rxe MODIFY_SRQ mmap_info_addr: a struct mminfo): give it a copy / a bounce buffer.
         if (!f.length_field.empty()) {

@@ -408,7 +408,17 @@ Result<void> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t a
     return std::move(raw).error();
   }
   if (auto d = abi::DecodeIoctl(c->raw, device_, c->request); !d) {
-    Refuse(d.error(), static_cast<int>(Refusal::kDecode));
+    // rdma-core probes for INVOKE_WRITE at every context open with an INVOKE_WRITE that has
+    // no CORE_IN and expects the kernel's ENOSPC (execute_write_bufs' support check); the
+    // proxy answers the same, without a log line for a question every program asks.
+    const abi::Method* m = c->request.method;
+    const bool probe = d.error().errnum == ENOSPC && m != nullptr &&
+                       m->object == UVERBS_OBJECT_DEVICE && m->id == UVERBS_METHOD_INVOKE_WRITE &&
+                       c->request.Find(UVERBS_ATTR_CORE_IN) == nullptr;
+    if (probe)
+      engine_.RefusedQuietly(label_, d.error(), Refusal::kDecode);
+    else
+      Refuse(d.error(), static_cast<int>(Refusal::kDecode));
     if (engine_.tracing())
       engine_.Trace(abi::FormatRefused("ioctl", label_,
                                        c->request.method ? c->request.method->short_name : "?",
@@ -730,6 +740,19 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
     engine_.Trace(line);
   }
   return app_result;
+}
+
+void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
+  if (c.reserved) {
+    engine_.usage().Release(c.creates_context ? abi::ObjectId{UVERBS_OBJECT_DEVICE} : c.creates,
+                            c.creates_context ? 0 : c.pinned);
+  } else if (c.rereg && c.pinned != 0) {
+    engine_.usage().ReleasePinned(c.pinned);
+  }
+  c.reserved = false;
+  c.pinned = 0;
+  engine_.counters().forwarded--;
+  Refuse(why, static_cast<int>(Refusal::kState));
 }
 
 long UverbsFile::Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg) {

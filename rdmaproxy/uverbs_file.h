@@ -60,6 +60,11 @@ class UverbsFile {
   long Complete(UverbsCommand& command, long result, std::span<std::byte> image_after,
                 uint64_t base, AppMemory& memory, FdBridge& fds);
 
+  // A begun command that will not run after all (the embedder could not place it): gives back
+  // what Begin reserved and records the refusal with `why` (already logged by the caller's
+  // return path: the app gets -why.errnum).
+  void Abandon(UverbsCommand& command, const Error& why);
+
   // Sentry mode: both phases around the host device.
   long Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg);
   long Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,

@@ -1,25 +1,51 @@
 #include "tools/handler_factory.h"
 
-#include "tools/harness/passthrough_handler.h"
+#include <stdexcept>
+
+#include "rdmaproxy/policy.h"
+#include "tools/engine_handlers.h"
 
 namespace rxp::tools {
 namespace {
 
-// Until the engine lands: every proxied call runs as issued (policy not interpreted yet).
-class PassthroughRunFactory final : public RunFactory {
+// The engine's lines carry their own "rdmaproxy: " prefix; the harness log adds one.
+std::string_view Unprefixed(std::string_view line) {
+  constexpr std::string_view kPrefix = "rdmaproxy: ";
+  if (line.starts_with(kPrefix)) line.remove_prefix(kPrefix.size());
+  return line;
+}
+
+class EngineRunFactory final : public RunFactory {
  public:
-  explicit PassthroughRunFactory(harness::Log& log) : factory_(log) {}
+  EngineRunFactory(proxy::EngineOptions options, const FactoryContext& context)
+      : factory_(std::move(options), context.devices, *context.log) {}
   harness::FileHandlerFactory& factory() override { return factory_; }
-  void PrintStats(FILE* out) const override { factory_.PrintCounters(out); }
+  void PrintStats(FILE* out) const override {
+    fmt::print(out, "rdmaproxy: {}\n", factory_.CountersLine());
+  }
 
  private:
-  harness::PassthroughFactory factory_;
+  EngineFactory factory_;
 };
 
 }  // namespace
 
 std::unique_ptr<RunFactory> MakeRunFactory(const FactoryContext& context) {
-  return std::make_unique<PassthroughRunFactory>(*context.log);
+  proxy::PolicyConfig policy;
+  if (!context.policy_text.empty()) {
+    auto parsed = proxy::PolicyConfig::FromJson(context.policy_text);
+    if (!parsed)  // the CLI edge: main() prints it as one line and exits 2
+      throw std::runtime_error(
+          fmt::format("--policy {}: {}", context.policy_path, parsed.error().reason));
+    policy = std::move(*parsed);
+  }
+  harness::Log* log = context.log;
+  proxy::EngineOptions options;
+  options.policy = std::move(policy);
+  options.log = [log](std::string_view line) { log->Error("{}", Unprefixed(line)); };
+  if (log->tracing())
+    options.trace = [log](std::string_view line) { log->Trace("{}", line); };
+  return std::make_unique<EngineRunFactory>(std::move(options), context);
 }
 
 }  // namespace rxp::tools

@@ -1,10 +1,6 @@
-// The seam where `rdmaproxy run` gets the handlers for proxied files.
-//
-// Today it returns the harness's pass-through handler (counts and traces calls, forwards
-// everything). The proxy engine plugs in by returning its own FileHandlerFactory here: an
-// adapter in tools/ that wraps rdmaproxy/'s engine, with TraceeAccess::memory() as the
-// engine's AppMemory, AdoptFd as its "install a new fd" and the tracee's own syscalls as its
-// HostDevice (docs/harness.md, "Plugging in the engine").
+// The seam where `rdmaproxy run` gets the handlers for proxied files: the proxy engine
+// (tools/engine_handlers.h), configured from --policy and --devices, its denials and --trace
+// lines going to the harness log.
 #pragma once
 
 #include <cstdio>
@@ -33,6 +29,7 @@ class RunFactory {
   virtual void PrintStats(FILE* out) const = 0;
 };
 
+// Throws std::runtime_error (the CLI edge) for a policy that does not parse.
 std::unique_ptr<RunFactory> MakeRunFactory(const FactoryContext& context);
 
 }  // namespace rxp::tools

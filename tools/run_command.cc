@@ -18,6 +18,7 @@
 #include "tools/harness/fd_range.h"
 #include "tools/harness/harness.h"
 #include "tools/harness/seccomp_filter.h"
+#include "rdmaproxy/host_rdma_devices.h"
 
 namespace rxp::tools {
 namespace {
@@ -74,7 +75,12 @@ int Run(const RunOptions& options) {
     context.policy_path = options.policy;
     context.policy_text = ReadPolicy(options.policy);
   }
-  const auto host_devices = OrThrow(DiscoverHostDevices());
+  // Devices from sysfs, their driver ids (which every ioctl header must carry) from
+  // NETLINK_RDMA; a host without RDMA netlink has no devices to proxy either.
+  auto netlink = proxy::QueryHostRdmaDevices();
+  const auto host_devices = WithDriverIds(OrThrow(DiscoverHostDevices()),
+                                          netlink.ok() ? *netlink
+                                                       : std::vector<proxy::HostRdmaDevice>{});
   context.devices = OrThrow(ParseDeviceList(options.devices, host_devices));
 
   DeviceViewOptions view_options;

@@ -105,8 +105,14 @@ difference() {
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 skip() { echo "SKIP $1: $2"; skipped=$((skipped + 1)); }
 
-# proxied CMD...: CMD under the harness, with the run options.
-proxied() { "$RDMAPROXY" run $run_opts -- "$@"; }
+# The words that run a command under the harness, with the run options; runners prefix their
+# commands with "${pre[@]}" (empty natively).
+read -r -a PROXY <<<"$RDMAPROXY run $run_opts --"
+proxied() { "${PROXY[@]}" "$@"; }
+prefix_for() {  # prefix_for WRAP: sets pre=() natively, pre=(rdmaproxy run ...) for "proxied"
+  pre=()
+  if [[ $1 == proxied ]]; then pre=("${PROXY[@]}"); fi
+}
 
 wait_tcp() {  # wait_tcp PORT: until something listens on it (30 s)
   local i
@@ -125,13 +131,13 @@ wait_cm() {  # wait_cm: until an rdma_cm id listens (30 s)
   return 1
 }
 
-# pair TAG WAIT SERVER... -- CLIENT...: the server in the background, the client once the server
-# is ready (WAIT: tcp:PORT, cm), both outputs in $work/TAG.{server,client}; fails if either
-# side failed or timed out (120 s).
+# pair TAG WAIT SERVER... ::: CLIENT...: the server in the background, the client once the
+# server is ready (WAIT: tcp:PORT, cm), both outputs in $work/TAG.{server,client}; fails if
+# either side failed or timed out (120 s). (":::", because the commands contain "--".)
 pair() {
   local tag=$1 wait=$2; shift 2
   local -a server=() client=()
-  while (($#)) && [[ $1 != -- ]]; do server+=("$1"); shift; done
+  while (($#)) && [[ $1 != ::: ]]; do server+=("$1"); shift; done
   shift
   client=("$@")
   timeout 120 "${server[@]}" >"$work/$tag.server" 2>&1 &
@@ -181,10 +187,12 @@ retry_calibration() {
 
 # ---- cases -----------------------------------------------------------------------------------
 
+# ibv_devices with its device rows sorted (discovery order may differ: netlink natively, sysfs
+# under the proxy).
 case_devices() {
   local native proxy
-  native=$(ibv_devices 2>&1) || { fail devices "native ibv_devices failed"; return; }
-  proxy=$(proxied ibv_devices 2>/dev/null) || { fail devices "ibv_devices failed under the proxy"; return; }
+  native=$(ibv_devices 2>&1 | sort) || { fail devices "native ibv_devices failed"; return; }
+  proxy=$(proxied ibv_devices 2>/dev/null | sort) || { fail devices "ibv_devices failed under the proxy"; return; }
   if [[ $native == "$proxy" ]]; then
     pass devices "$(grep -c . <<<"$native") lines identical"
   else
@@ -214,11 +222,13 @@ case_devinfo() {
 pingpong_summary() { grep -Eo '^[0-9]+ bytes in|^[0-9]+ iters in' "$1" | tr '\n' ' '; }
 
 run_pingpong() {  # run_pingpong PROG EXTRA TAG WRAP
-  local prog=$1 extra=$2 tag=$3 wrap=$4 p
+  local prog=$1 extra=$2 tag=$3 p
+  local -a pre
+  prefix_for "$4"
   p=$(next_port)
   pair "$tag" "tcp:$p" \
-    $wrap "$prog" -d "$DEV1" -g "$GID1" -p "$p" -n 100 $extra -- \
-    $wrap "$prog" -d "$DEV0" -g "$GID0" -p "$p" -n 100 $extra "$IP1"
+    "${pre[@]}" "$prog" -d "$DEV1" -g "$GID1" -p "$p" -n 100 $extra ::: \
+    "${pre[@]}" "$prog" -d "$DEV0" -g "$GID0" -p "$p" -n 100 $extra "$IP1"
 }
 pingpong_case() {  # pingpong_case NAME PROG EXTRA
   local name=$1
@@ -250,11 +260,13 @@ case_srq_pingpong() { pingpong_case srq_pingpong ibv_srq_pingpong ""; }
 case_xsrq_pingpong() {
   local name=xsrq_pingpong
   run_xsrq() {
-    local tag=$1 wrap=$2 p
+    local tag=$1 p
+    local -a pre
+    prefix_for "$2"
     p=$(next_port)
     pair "$tag" "tcp:$p" \
-      $wrap ibv_xsrq_pingpong -d "$DEV1" -g "$GID1" -p "$p" -n 50 -- \
-      $wrap ibv_xsrq_pingpong -d "$DEV0" -g "$GID0" -p "$p" -n 50 "$IP1"
+      "${pre[@]}" ibv_xsrq_pingpong -d "$DEV1" -g "$GID1" -p "$p" -n 50 ::: \
+      "${pre[@]}" ibv_xsrq_pingpong -d "$DEV0" -g "$GID0" -p "$p" -n 50 "$IP1"
   }
   twice "$name" run_xsrq
   if ((native_ok && proxied_ok)); then
@@ -278,11 +290,13 @@ case_xsrq_pingpong() {
 bw_row() { awk 'NF == 5 && $1 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {r = $0} END {print r}' "$1"; }
 lat_row() { awk 'NF >= 7 && $1 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {r = $0} END {print r}' "$1"; }
 run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
-  local prog=$1 extra=$2 tag=$3 wrap=$4 p
+  local prog=$1 extra=$2 tag=$3 p
+  local -a pre
+  prefix_for "$4"
   p=$(next_port)
   pair "$tag" "tcp:$p" \
-    $wrap "$prog" -d "$DEV1" -x "$GID1" -p "$p" $extra -- \
-    $wrap "$prog" -d "$DEV0" -x "$GID0" -p "$p" $extra "$IP1"
+    "${pre[@]}" "$prog" -d "$DEV1" -x "$GID1" -p "$p" $extra ::: \
+    "${pre[@]}" "$prog" -d "$DEV0" -x "$GID0" -p "$p" $extra "$IP1"
 }
 bw_case() {  # bw_case NAME PROG
   local name=$1 prog=$2
@@ -334,11 +348,13 @@ case_write_lat() {
 case_rping() {
   local name=rping count=10
   run_rping() {
-    local tag=$1 wrap=$2 p
+    local tag=$1 p
+    local -a pre
+    prefix_for "$2"
     p=$(next_port)
     pair "$tag" cm \
-      $wrap rping -s -a "$IP1" -p "$p" -C "$count" -v -V -- \
-      $wrap rping -c -a "$IP1" -p "$p" -C "$count" -v -V
+      "${pre[@]}" rping -s -a "$IP1" -p "$p" -C "$count" -v -V ::: \
+      "${pre[@]}" rping -c -a "$IP1" -p "$p" -C "$count" -v -V
   }
   twice "$name" run_rping
   local n p
@@ -355,11 +371,13 @@ case_rping() {
 case_ucmatose() {
   local name=ucmatose
   run_ucmatose() {
-    local tag=$1 wrap=$2 p
+    local tag=$1 p
+    local -a pre
+    prefix_for "$2"
     p=$(next_port)
     pair "$tag" cm \
-      $wrap ucmatose -b "$IP1" -p "$p" -C 10 -- \
-      $wrap ucmatose -s "$IP1" -p "$p" -C 10
+      "${pre[@]}" ucmatose -b "$IP1" -p "$p" -C 10 ::: \
+      "${pre[@]}" ucmatose -s "$IP1" -p "$p" -C 10
   }
   twice "$name" run_ucmatose
   local n p

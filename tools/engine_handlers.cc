@@ -1,0 +1,339 @@
+#include "tools/engine_handlers.h"
+
+#include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "rdmaproxy/cm_file.h"
+#include "rdmaproxy/uverbs_file.h"
+#include "tools/harness/regs.h"
+
+namespace rxp::tools {
+namespace {
+
+using harness::EntryDecision;
+using harness::ExitDecision;
+using harness::SyscallView;
+using harness::TraceeAccess;
+using proxy::FileKind;
+
+// The calling program's memory, as the engine's AppMemory. Identity: the program issues the
+// syscall, so the addresses it names are the kernel's.
+class TraceeAppMemory final : public proxy::AppMemory {
+ public:
+  TraceeAppMemory(harness::TraceeMemory& memory, pid_t pid) : memory_(memory), pid_(pid) {}
+
+  bool IdentityMapped() const override { return true; }
+  Result<void> Read(uint64_t address, std::span<std::byte> out) override {
+    return memory_.Read(address, out);
+  }
+  Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
+    return memory_.Write(address, in);
+  }
+  // The kernel will pin or write [address, address + length) itself: it must be mapped and
+  // readable in the program, or the command is refused before the kernel sees it (EFAULT, as
+  // ib_umem_get would answer).
+  Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
+    if (Covered(address, length == 0 ? 1 : length)) return address;
+    return Fail(EFAULT, "[{:#x}, +{}) is not mapped readable in process {}", address, length,
+                pid_);
+  }
+
+ private:
+  // Whether readable mappings of /proc/<pid>/maps cover the whole range (proc(5)).
+  bool Covered(uint64_t address, uint64_t length) const {
+    if (address + length < address) return false;
+    const std::string path = "/proc/" + std::to_string(pid_) + "/maps";
+    FILE* maps = std::fopen(path.c_str(), "re");
+    if (maps == nullptr) return false;
+    uint64_t want = address;
+    const uint64_t end = address + length;
+    char line[512];
+    while (want < end && std::fgets(line, sizeof line, maps) != nullptr) {
+      uint64_t lo = 0, hi = 0;
+      char perms[8] = {};
+      if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, perms) != 3) continue;
+      if (hi <= want) continue;
+      if (lo > want || perms[0] != 'r') break;  // a hole, or an unreadable mapping
+      want = hi;
+    }
+    std::fclose(maps);
+    return want >= end;
+  }
+
+  harness::TraceeMemory& memory_;
+  pid_t pid_;
+};
+
+class EventHandler;
+
+// The program's fds as the engine's FdBridge: numbers are the program's own (identity); what
+// they are comes from the harness's fd model (HandlerOf).
+class TraceeFds final : public proxy::FdBridge {
+ public:
+  TraceeFds(TraceeAccess& tracee, EngineFactory& factory, std::string owner_label)
+      : tracee_(tracee), factory_(factory), owner_label_(std::move(owner_label)) {}
+
+  Result<proxy::HostFile> Resolve(int app_fd) override {
+    if (auto* h = dynamic_cast<EngineFileHandler*>(tracee_.HandlerOf(app_fd)))
+      return proxy::HostFile{app_fd, h->kind(), h->owner()};
+    // Not a proxied file: whatever it is, the kernel judges it (an XRC domain's inode file);
+    // commands that need an RDMA file refuse kOther themselves.
+    return proxy::HostFile{app_fd, FileKind::kOther, 0};
+  }
+
+  // The kernel returned a new fd in a response (async event fd, completion channel): it moves
+  // into the reserved range under a handler of its own.
+  Result<int> Adopt(int fd, FileKind kind, uint64_t owner) override;
+
+ private:
+  TraceeAccess& tracee_;
+  EngineFactory& factory_;
+  std::string owner_label_;
+};
+
+// Vectored writes run ->write once per segment (do_loop_readv_writev): each segment would be
+// a verbs command the proxy never decoded. rdma-core never issues them.
+EntryDecision RefuseVectoredWrite(EngineFactory& factory, const std::string& label) {
+  const Error e = Fail(EINVAL, "vectored writes of verbs commands are not proxied");
+  factory.engine().counters().commands++;
+  factory.engine().Refused(label, e, proxy::Refusal::kDecode);
+  return EntryDecision::Emulate(-EINVAL);
+}
+
+bool IsVectoredWrite(long nr) { return nr == SYS_writev || nr == SYS_pwritev || nr == SYS_pwritev2; }
+
+// An async event fd or a completion channel: reads return the kernel's event descriptors, which
+// carry the program's own user handles; nothing to translate.
+class EventHandler final : public EngineFileHandler {
+ public:
+  EventHandler(FileKind kind, uint64_t owner) : kind_(kind), owner_(owner) {}
+  FileKind kind() const override { return kind_; }
+  uint64_t owner() const override { return owner_; }
+  EntryDecision OnEntry(const SyscallView&, TraceeAccess&) override {
+    return EntryDecision::Allow();  // no write, ioctl or mmap: the kernel refuses them itself
+  }
+  ExitDecision OnExit(const SyscallView&, long, TraceeAccess&) override {
+    return ExitDecision::Keep();
+  }
+  void OnClose(harness::CloseReason) override {}
+
+ private:
+  FileKind kind_;
+  uint64_t owner_;
+};
+
+Result<int> TraceeFds::Adopt(int fd, FileKind kind, uint64_t owner) {
+  const std::string label =
+      owner_label_ + (kind == FileKind::kAsyncEvent ? "/async_event" : "/comp_channel");
+  return tracee_.AdoptFd(fd, std::make_unique<EventHandler>(kind, owner), label);
+}
+
+// /dev/infiniband/uverbsN.
+class UverbsHandler final : public EngineFileHandler {
+ public:
+  UverbsHandler(EngineFactory& factory, std::unique_ptr<proxy::UverbsFile> file)
+      : factory_(factory), file_(std::move(file)) {}
+
+  FileKind kind() const override { return FileKind::kUverbs; }
+  uint64_t owner() const override { return file_->id(); }
+
+  EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override {
+    switch (call.nr) {
+      case SYS_ioctl: return Ioctl(call, tracee);
+      case SYS_write: return Write(call, tracee);
+      case SYS_mmap: return Mmap(call);
+      default:
+        if (IsVectoredWrite(call.nr)) return RefuseVectoredWrite(factory_, file_->label());
+        // read/readv/preadv*: uverbs files have no read; pread/pwrite64: they are
+        // stream_open()ed (ESPIPE). The kernel answers without looking at a buffer.
+        return EntryDecision::Allow();
+    }
+  }
+
+  ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess& tracee) override {
+    if (call.nr == SYS_mmap) {
+      auto it = mmaps_.find(call.tid);
+      if (it == mmaps_.end()) return ExitDecision::Keep();
+      const uint64_t offset = it->second;
+      mmaps_.erase(it);
+      if (!(result < 0 && result >= -4095)) file_->Mapped(offset);
+      return ExitDecision::Keep();
+    }
+    auto it = pending_.find(call.tid);
+    if (it == pending_.end()) return ExitDecision::Keep();
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeFds fds(tracee, factory_, file_->label());
+    // The kernel wrote the attribute array (flags, new ids) back into the ioctl image; a write
+    // buffer it only read.
+    if (p.kernel_writes) (void)tracee.memory().Read(p.base, p.image);
+    const long app = file_->Complete(*p.command, result, p.image, p.base, memory, fds);
+    // A restart code: the program issues the syscall again and OnEntry begins it afresh.
+    if (harness::IsRestartCode(result) || app == result) return ExitDecision::Keep();
+    return ExitDecision::Replace(app);
+  }
+
+  void OnClose(harness::CloseReason) override {
+    file_->Closed();
+    factory_.NoteClose();
+  }
+
+ private:
+  struct Pending {
+    std::unique_ptr<proxy::UverbsCommand> command;
+    uint64_t base = 0;
+    std::vector<std::byte> image;
+    bool kernel_writes = false;
+  };
+
+  EntryDecision Ioctl(const SyscallView& call, TraceeAccess& tracee) {
+    if (static_cast<uint32_t>(call.args[1]) != RDMA_VERBS_IOCTL) {
+      // ib_uverbs_ioctl answers any other request with ENOIOCTLCMD (ENOTTY).
+      const Error e = Fail(ENOTTY, "ioctl request {:#x} is not RDMA_VERBS_IOCTL", call.args[1]);
+      factory_.engine().counters().commands++;
+      factory_.engine().Refused(file_->label(), e, proxy::Refusal::kDecode);
+      return EntryDecision::Emulate(-ENOTTY);
+    }
+    return Begin(call, tracee, /*ioctl=*/true);
+  }
+  EntryDecision Write(const SyscallView& call, TraceeAccess& tracee) {
+    return Begin(call, tracee, /*ioctl=*/false);
+  }
+
+  EntryDecision Begin(const SyscallView& call, TraceeAccess& tracee, bool ioctl) {
+    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeFds fds(tracee, factory_, file_->label());
+    auto command = std::make_unique<proxy::UverbsCommand>();
+    auto begun = ioctl ? file_->BeginIoctl(memory, fds, call.args[2], *command)
+                       : file_->BeginWrite(memory, fds, call.args[1], call.args[2], *command);
+    if (!begun) return EntryDecision::Emulate(-begun.error().errnum);  // logged by the engine
+    // The kernel reads the image from the program's memory: a private, validated copy in a
+    // scratch slot. An ioctl's attribute array is written back by the kernel, so its slot
+    // must be writable to the program.
+    const size_t size = command->image.size();
+    auto base = ioctl ? tracee.KernelScratch(size) : tracee.Scratch(size);
+    if (!base) return Abandon(*command, base.error());
+    std::vector<std::byte> image = command->image.Relocated(*base);
+    if (auto put = tracee.memory().Write(*base, image); !put) return Abandon(*command, put.error());
+    pending_[call.tid] = Pending{std::move(command), *base, std::move(image), ioctl};
+    return EntryDecision::Allow().WithArg(ioctl ? 2 : 1, *base);
+  }
+
+  EntryDecision Abandon(proxy::UverbsCommand& command, const Error& why) {
+    const Error e = Fail(why.errnum == E2BIG ? E2BIG : EAGAIN,
+                         "cannot place the command for the kernel: {}", why.reason);
+    file_->Abandon(command, e);
+    return EntryDecision::Emulate(-e.errnum);
+  }
+
+  // mmap(addr, length, prot, flags, fd, offset): the offset must be one the driver handed out.
+  EntryDecision Mmap(const SyscallView& call) {
+    const uint64_t offset = call.args[5];
+    if (auto ok = file_->CheckMmap(offset, call.args[1], static_cast<int>(call.args[2])); !ok)
+      return EntryDecision::Emulate(-ok.error().errnum);  // logged by the engine
+    mmaps_[call.tid] = offset;
+    return EntryDecision::AllowAndInspect();
+  }
+
+  EngineFactory& factory_;
+  std::unique_ptr<proxy::UverbsFile> file_;
+  std::map<pid_t, Pending> pending_;    // by thread: commands between entry and exit
+  std::map<pid_t, uint64_t> mmaps_;     // by thread: mmap offsets between entry and exit
+};
+
+// /dev/infiniband/rdma_cm: write() commands only.
+class CmHandler final : public EngineFileHandler {
+ public:
+  CmHandler(EngineFactory& factory, std::unique_ptr<proxy::CmFile> file)
+      : factory_(factory), file_(std::move(file)) {}
+
+  FileKind kind() const override { return FileKind::kRdmaCm; }
+  uint64_t owner() const override { return file_->id(); }
+
+  EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override {
+    if (IsVectoredWrite(call.nr)) return RefuseVectoredWrite(factory_, file_->label());
+    if (call.nr != SYS_write) return EntryDecision::Allow();  // no read, ioctl or mmap in ucma
+    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeFds fds(tracee, factory_, file_->label());
+    auto command = file_->BeginWrite(memory, fds, call.args[1], call.args[2]);
+    if (!command) return EntryDecision::Emulate(-command.error().errnum);
+    const size_t size = (*command)->image.size();
+    auto base = tracee.Scratch(size);
+    std::vector<std::byte> image;
+    if (base) {
+      image = (*command)->image.Relocated(*base);
+      if (auto put = tracee.memory().Write(*base, image); !put) base = put.error();
+    }
+    if (!base) {
+      const Error e = Fail(EAGAIN, "cannot place the command for the kernel: {}",
+                           base.error().reason);
+      file_->Abandon(e);
+      return EntryDecision::Emulate(-e.errnum);
+    }
+    pending_[call.tid] = Pending{std::move(*command), std::move(image)};
+    return EntryDecision::Allow().WithArg(1, *base);
+  }
+
+  ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess& tracee) override {
+    auto it = pending_.find(call.tid);
+    if (it == pending_.end()) return ExitDecision::Keep();
+    Pending p = std::move(it->second);
+    pending_.erase(it);
+    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    const long app = file_->Complete(*p.command, result, p.image, memory);
+    if (harness::IsRestartCode(result) || app == result) return ExitDecision::Keep();
+    return ExitDecision::Replace(app);
+  }
+
+  void OnClose(harness::CloseReason) override { factory_.NoteClose(); }
+
+ private:
+  struct Pending {
+    std::unique_ptr<proxy::CmCommand> command;
+    std::vector<std::byte> image;
+  };
+  EngineFactory& factory_;
+  std::unique_ptr<proxy::CmFile> file_;
+  std::map<pid_t, Pending> pending_;
+};
+
+}  // namespace
+
+EngineFactory::EngineFactory(proxy::EngineOptions options,
+                             std::vector<harness::DeviceMapping> devices, harness::Log& log)
+    : engine_(std::move(options)), log_(log) {
+  for (const auto& d : devices) driver_ids_[d.sandbox_uverbs] = d.host.driver_id;
+}
+
+Result<std::unique_ptr<harness::ProxiedFileHandler>> EngineFactory::OnOpen(
+    const harness::OpenedPath& opened, harness::TraceeAccess&) {
+  ++opens_;
+  if (opened.label == "rdma_cm")
+    return std::unique_ptr<harness::ProxiedFileHandler>(
+        std::make_unique<CmHandler>(*this, engine_.OpenRdmaCm(opened.label)));
+  auto it = driver_ids_.find(opened.label);
+  if (it == driver_ids_.end())
+    return Fail(ENODEV, "{} ({}) is no device of the sandbox", opened.sandbox_path, opened.label);
+  return std::unique_ptr<harness::ProxiedFileHandler>(
+      std::make_unique<UverbsHandler>(*this, engine_.OpenUverbs(opened.label, it->second)));
+}
+
+std::string EngineFactory::CountersLine() const {
+  const proxy::Counters& c = const_cast<proxy::Engine&>(engine_).counters();
+  return fmt::format(
+      "proxied opens {}, closes {}; engine: commands {}, forwarded {}, refused {} (decode {}, policy {}, quota {}, state {}), "
+      "kernel errors {}, mmaps {}",
+      opens_, closes_, c.commands.load(), c.forwarded.load(), c.refused(), c.refused_decode.load(),
+      c.refused_policy.load(), c.refused_quota.load(), c.refused_state.load(),
+      c.kernel_errors.load(), c.mmaps.load());
+}
+
+}  // namespace rxp::tools
