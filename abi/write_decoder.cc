@@ -56,20 +56,26 @@ Result<void> ValidateWrs(const WriteCommand& c, std::span<const std::byte> core,
   return Ok();
 }
 
-// EX_CREATE_RWQ_IND_TBL (ib_uverbs_ex_create_rwq_ind_table): 1 << log_ind_tbl_size u32 WQ
-// handles follow, padded to 8 bytes when there is a single one.
+// EX_CREATE_RWQ_IND_TBL, as ib_uverbs_ex_create_rwq_ind_table() reads it: comp_mask must be
+// zero (EOPNOTSUPP), log_ind_tbl_size at most IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE (EINVAL), then
+// exactly 1 << log_ind_tbl_size u32 WQ handles (uverbs_request_next: ENOSPC when short) and
+// nothing but zeros after them (uverbs_request_finish: EOPNOTSUPP). The 4 bytes rdma-core adds
+// after a single handle to fill the last 8-byte word are such zeros, not a requirement.
 Result<void> ValidateWqHandles(const WriteCommand& c, std::span<const std::byte> core) {
-  const auto log_size = static_cast<uint32_t>(
-      ReadField(core, offsetof(ib_uverbs_ex_create_rwq_ind_table, log_ind_tbl_size), 4));
-  if (log_size > IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE)
-    return Fail(EINVAL, "{}: log_ind_tbl_size {} exceeds {}", c.short_name, log_size,
-                IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE);
-  const size_t handles = size_t{1} << log_size;
-  size_t expected = handles * sizeof(uint32_t);
-  if (handles == 1) expected += sizeof(uint32_t);
-  if (core.size() < sizeof(ib_uverbs_ex_create_rwq_ind_table) + expected)
-    return Fail(EINVAL, "{}: {} WQ handles need {} bytes, got {}", c.short_name, handles,
-                sizeof(ib_uverbs_ex_create_rwq_ind_table) + expected, core.size());
+  ib_uverbs_ex_create_rwq_ind_table cmd;
+  std::memcpy(&cmd, core.data(), sizeof(cmd));  // uverbs_request_start: req_size checked
+  if (cmd.comp_mask != 0)
+    return Fail(EOPNOTSUPP, "{}: comp_mask {:#x} is not zero", c.short_name, cmd.comp_mask);
+  if (cmd.log_ind_tbl_size > IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE)
+    return Fail(EINVAL, "{}: log_ind_tbl_size {} exceeds {}", c.short_name,
+                cmd.log_ind_tbl_size, IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE);
+  const size_t handles = size_t{1} << cmd.log_ind_tbl_size;
+  size_t left = core.size() - sizeof(cmd);
+  if (!Take(left, handles * sizeof(uint32_t)))
+    return Fail(ENOSPC, "{}: {} WQ handles need {} bytes after the request, got {}",
+                c.short_name, handles, handles * sizeof(uint32_t), core.size() - sizeof(cmd));
+  if (!AllZero(core.last(left)))
+    return Fail(EOPNOTSUPP, "{}: non-zero bytes after the {} WQ handles", c.short_name, handles);
   return Ok();
 }
 

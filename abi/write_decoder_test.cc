@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cstring>
+
 #include "abi/testing/request_builder.h"
 #include "abi/ucma_decoder.h"
 
@@ -164,7 +167,28 @@ TEST_CASE("extended commands: words, reserved header, response rules", "[write]"
   }
 }
 
-TEST_CASE("EX_CREATE_RWQ_IND_TBL: handle table sized by log_ind_tbl_size", "[write]") {
+// The errno ValidateWriteBody gives a legacy command's core bytes (INVOKE_WRITE's CORE_IN).
+int BodyErrno(uint32_t command, const std::vector<std::byte>& core) {
+  const WriteCommand* c = FindWriteCommand(command);
+  REQUIRE(c != nullptr);
+  auto r = ValidateWriteBody(*c, core);
+  return r.ok() ? 0 : r.error().errnum;
+}
+
+// Bytes of `value` followed by `extra`.
+template <typename T>
+std::vector<std::byte> Then(const T& value, const std::vector<std::byte>& extra) {
+  std::vector<std::byte> b(sizeof(T) + extra.size());
+  std::memcpy(b.data(), &value, sizeof(T));
+  if (!extra.empty()) std::memcpy(b.data() + sizeof(T), extra.data(), extra.size());
+  return b;
+}
+
+constexpr uint32_t kExRwqIndTbl =
+    IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL;
+
+TEST_CASE("EX_CREATE_RWQ_IND_TBL: exactly 1 << log_ind_tbl_size handles, as the kernel reads them",
+          "[write]") {
   // ib_uverbs_ex_create_rwq_ind_table {comp_mask, log_ind_tbl_size} + u32 wq_handles[].
   struct Req {
     uint32_t comp_mask;
@@ -174,10 +198,33 @@ TEST_CASE("EX_CREATE_RWQ_IND_TBL: handle table sized by log_ind_tbl_size", "[wri
   static_assert(offsetof(Req, handles) == sizeof(ib_uverbs_ex_create_rwq_ind_table));
   req.log_ind_tbl_size = 2;  // 4 handles
   CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == 0);
-  req.log_ind_tbl_size = 3;  // 8 handles, only 4 present
-  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == EINVAL);
+  // uverbs_request_next(): 8 handles, only 4 present.
+  req.log_ind_tbl_size = 3;
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == ENOSPC);
   req.log_ind_tbl_size = 30;
   CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == EINVAL);
+  req.log_ind_tbl_size = 2;
+  req.comp_mask = 1;
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == EOPNOTSUPP);
+
+  // One handle: the kernel reads 4 bytes of handles and no pad. INVOKE_WRITE's CORE_IN may end
+  // right after it; a write() fills its last 8-byte word with zeros, which the kernel accepts
+  // (uverbs_request_finish) -- and refuses with EOPNOTSUPP when they are not zeros.
+  ib_uverbs_ex_create_rwq_ind_table one{};
+  const std::vector<std::byte> handle{std::byte{7}, std::byte{0}, std::byte{0}, std::byte{0}};
+  CHECK(BodyErrno(kExRwqIndTbl, Then(one, handle)) == 0);
+  CHECK(BodyErrno(kExRwqIndTbl, Then(one, {handle.begin(), handle.begin() + 3})) == ENOSPC);
+  CHECK(BodyErrno(kExRwqIndTbl, Bytes(one)) == ENOSPC);
+  auto padded = Then(one, handle);
+  padded.resize(padded.size() + 4);
+  CHECK(BodyErrno(kExRwqIndTbl, padded) == 0);
+  padded.back() = std::byte{1};
+  CHECK(BodyErrno(kExRwqIndTbl, padded) == EOPNOTSUPP);
+  // The same through write(): in_words counts whole 8-byte words.
+  std::array<std::byte, sizeof(one) + 8> write_one{};
+  std::memcpy(write_one.data(), &one, sizeof(one));
+  write_one[sizeof(one)] = std::byte{7};
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, write_one, 0x1000, 2)) == 0);
 }
 
 TEST_CASE("core bytes past the struct must be zero", "[write]") {
