@@ -227,6 +227,130 @@ TEST_CASE("EX_CREATE_RWQ_IND_TBL: exactly 1 << log_ind_tbl_size handles, as the 
   CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, write_one, 0x1000, 2)) == 0);
 }
 
+constexpr uint32_t kExCreateFlow =
+    IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW;
+
+// ib_uverbs_create_flow with one ETH spec, as ibv_create_flow lays it out. The struct ends in a
+// flexible array, so the two parts are kept apart and joined as bytes.
+ib_uverbs_create_flow EthFlowCmd() {
+  ib_uverbs_create_flow c{};
+  c.qp_handle = 1;
+  c.flow_attr.size = sizeof(ib_uverbs_flow_spec_eth);
+  c.flow_attr.num_of_specs = 1;
+  c.flow_attr.port = 1;
+  return c;
+}
+ib_uverbs_flow_spec_eth EthSpec() {
+  ib_uverbs_flow_spec_eth e{};
+  e.type = 0x20;  // IB_FLOW_SPEC_ETH
+  e.size = sizeof(ib_uverbs_flow_spec_eth);
+  e.val.ether_type = 0x0008;
+  e.mask.ether_type = 0xffff;
+  return e;
+}
+
+TEST_CASE("EX_CREATE_FLOW: flow_attr and spec sizes refused with the kernel's errno", "[write]") {
+  auto cmd = EthFlowCmd();
+  auto eth = EthSpec();
+  const auto body = [&](size_t cut = 0) {
+    auto b = Then(cmd, Bytes(eth));
+    b.resize(b.size() - cut);
+    return BodyErrno(kExCreateFlow, b);
+  };
+  REQUIRE(body() == 0);
+  std::array<std::byte, sizeof(ib_uverbs_create_flow) + sizeof(ib_uverbs_flow_spec_eth)> wire;
+  std::memcpy(wire.data(), Then(cmd, Bytes(eth)).data(), wire.size());
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_FLOW, wire, 0x1000, 1)) == 0);
+
+  SECTION("specs shorter than flow_attr.size: uverbs_request_next() says ENOSPC") {
+    CHECK(body(8) == ENOSPC);
+    CHECK(body(sizeof(ib_uverbs_flow_spec_eth)) == ENOSPC);
+  }
+  SECTION("non-zero bytes after the specs: uverbs_request_finish() says EOPNOTSUPP") {
+    auto b = Then(cmd, Bytes(eth));
+    b.resize(b.size() + 8);
+    CHECK(BodyErrno(kExCreateFlow, b) == 0);
+    b.back() = std::byte{1};
+    CHECK(BodyErrno(kExCreateFlow, b) == EOPNOTSUPP);
+  }
+  SECTION("flow_attr checks before the specs are read: EINVAL") {
+    cmd.comp_mask = 1;
+    CHECK(body(8) == EINVAL);  // comp_mask is checked first, even with specs missing
+    cmd = EthFlowCmd();
+    cmd.flow_attr.flags = 1u << 3;  // IB_FLOW_ATTR_FLAGS_RESERVED
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.flags = 1u << 1;  // DONT_TRAP on an ALL_DEFAULT rule
+    cmd.flow_attr.type = 1;
+    CHECK(body() == EINVAL);
+    cmd.flow_attr.type = 0;
+    CHECK(body() == 0);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.num_of_specs = 11;  // > IB_FLOW_SPEC_SUPPORT_LAYERS
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.size = 0x1000;  // more than one spec of sizeof(ib_uverbs_flow_spec)
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.reserved[1] = 1;
+    CHECK(body() == EINVAL);
+  }
+  SECTION("specs as kern_spec_to_ib_spec() sizes them") {
+    cmd.flow_attr.num_of_specs = 2;  // one spec's bytes for two specs
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    eth.size = sizeof(ib_uverbs_flow_spec_eth) - 8;  // bytes left over after the spec
+    CHECK(body() == EINVAL);
+    eth = EthSpec();
+    eth.reserved = 1;
+    CHECK(body() == EINVAL);
+    eth = EthSpec();
+    eth.type = 0x22;  // IB_FLOW_SPEC_IB: no filter the kernel knows
+    CHECK(body() == EINVAL);
+    eth.type = 0x150;  // IB_FLOW_SPEC_INNER | IB_FLOW_SPEC_VXLAN_TUNNEL
+    CHECK(body() == EINVAL);
+    eth.type = 0x120;  // inner ETH
+    CHECK(body() == 0);
+  }
+  SECTION("filters: 4-byte aligned, not empty, unknown mask bytes zero") {
+    // An ETH spec with a 20-byte filter: 4 bytes more than the kernel's ib_flow_eth_filter.
+    ib_uverbs_create_flow c{};
+    ib_uverbs_flow_spec_hdr h{0x20, 8 + 2 * 20, 0};
+    c.flow_attr.num_of_specs = 1;
+    c.flow_attr.size = h.size;
+    std::vector<std::byte> filter(2 * 20);  // value, then mask
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, filter))) == 0);
+    filter[18] = std::byte{1};  // only the mask's extra bytes are checked
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, filter))) == 0);
+    filter[20 + 18] = std::byte{1};
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, filter))) == EINVAL);
+    // A 6-byte filter (hdr + 12 bytes) is not 4-byte aligned; an empty one is refused.
+    h.size = 8 + 12;
+    c.flow_attr.size = h.size;
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, std::vector<std::byte>(12)))) == EINVAL);
+    h.size = 8;
+    c.flow_attr.size = 8;
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Bytes(h))) == EINVAL);
+  }
+  SECTION("actions: exact sizes, EOPNOTSUPP for a flow action handle") {
+    ib_uverbs_create_flow c{};
+    ib_uverbs_flow_spec_action_handle a{};
+    const std::vector<std::byte> zeros(8);
+    c.flow_attr.num_of_specs = 1;
+    c.flow_attr.size = sizeof(a);
+    a.type = 0x1002;  // IB_FLOW_SPEC_ACTION_HANDLE
+    a.size = sizeof(a);
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == 0);
+    c.flow_attr.size = sizeof(a) + 8;
+    a.size = sizeof(a) + 8;
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == EOPNOTSUPP);
+    a.type = 0x1003;  // IB_FLOW_SPEC_ACTION_COUNT of the wrong size
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == EINVAL);
+    a.type = 0x1004;  // no such action
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == EINVAL);
+  }
+}
+
 TEST_CASE("core bytes past the struct must be zero", "[write]") {
   ib_uverbs_modify_qp m{};
   std::vector<std::byte> extra(8, std::byte{1});
