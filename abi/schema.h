@@ -221,6 +221,16 @@ enum class AttrType : uint8_t {
 
 enum class Access : uint8_t { kNone, kRead, kWrite, kNew, kDestroy };
 
+// The pointer part of a uverbs_attr_spec (u.ptr.min_len, u.ptr.len, zero_trailing): the
+// lengths a PTR_IN / PTR_OUT accepts. An ENUM_IN attribute has one per element
+// (u2.enum_def.ids[elem_id]); uverbs_process_attr() checks the data against the element
+// elem_id selects.
+struct PtrSpec {
+  uint16_t min_len = 0;
+  uint16_t max_len = 0;        // 0xffff = protocol maximum
+  bool zero_trailing = false;  // UVERBS_ATTR_STRUCT: bytes past max_len must be zero
+};
+
 // What an attribute's value means, beyond its encoding: drives translation.
 enum class AttrMeaning : uint8_t {
   kPlain,      // numbers or a struct without pointers or fds
@@ -249,8 +259,11 @@ struct Attr {
   AttrMeaning meaning = AttrMeaning::kPlain;
   const Layout* layout = nullptr;    // PTR structs, for printing
   const NameTable* names = nullptr;  // CONST_IN enums, FLAGS_IN bits
-  std::span<const uint16_t> enum_elems;  // ENUM_IN: valid elem_ids
+  std::span<const PtrSpec> enum_elems;  // ENUM_IN: the element specs, indexed by elem_id
   bool hex = false;                  // print scalar values in hex (keys, QPNs, cookies)
+
+  // PTR kinds: the lengths this attribute accepts (ENUM_IN: per element; IoctlAttr::Ptr).
+  constexpr PtrSpec Ptr() const { return {min_len, max_len, zero_trailing}; }
 };
 
 struct Method {

@@ -266,12 +266,13 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
         if (a.len != 0 && !memory.Read(a.data, c.image.bytes().subspan(at, a.len)))
           return Fail(EFAULT, "cannot read {} bytes at {:#x}", a.len, a.data);
         const auto b = c.image.bytes().subspan(at, a.len);
-        // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP).
-        if (spec.zero_trailing && a.len > spec.max_len)
-          for (size_t i = spec.max_len; i < b.size(); ++i)
+        // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP); for
+        // ENUM_IN, the struct of the selected element (uverbs_process_attr).
+        if (const abi::PtrSpec ptr = a.Ptr(); ptr.zero_trailing && a.len > ptr.max_len)
+          for (size_t i = ptr.max_len; i < b.size(); ++i)
             if (b[i] != std::byte{0})
               return Fail(EOPNOTSUPP, "{}: {} has non-zero bytes past its {}-byte struct",
-                          c.short_name, spec.name, spec.max_len);
+                          c.short_name, spec.name, ptr.max_len);
         c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
         copied.Add(a.data, at, a.len);
         if (spec.meaning == abi::AttrMeaning::kCoreIn) core_in_at = at;
