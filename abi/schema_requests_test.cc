@@ -148,7 +148,7 @@ std::vector<std::byte> MinimalWrite(const WriteCommand& c, size_t core_len) {
   return buf;
 }
 
-TEST_CASE("every legacy command: minimal request decodes and prints; short ones are ENOSPC",
+TEST_CASE("every legacy command: minimal request decodes and prints, short ones are ENOSPC",
           "[schema][requests]") {
   const DeviceAbi rxe = DeviceAbiFor(RDMA_DRIVER_RXE);
   size_t checked = 0;

@@ -146,7 +146,7 @@ std::vector<std::byte> RegMr(FakeAppMemory& mem, uint64_t buffer, uint64_t lengt
   return b.Build();
 }
 
-TEST_CASE("REG_MR: start is translated to the host view, hca_va kept; quota enforced",
+TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enforced",
           "[engine]") {
   PolicyConfig policy;
   policy.quotas.pinned_bytes = 64 * 1024;
@@ -200,7 +200,7 @@ TEST_CASE("identity mode: the image carries the app's own addresses", "[engine]"
   CHECK(f.engine.usage().pinned_bytes() == 8192);
 }
 
-TEST_CASE("fds: completion channels must be this file's; new fds become app fds", "[engine]") {
+TEST_CASE("fds: completion channels must be this file's, new fds become app fds", "[engine]") {
   Fixture f;
   f.fds.Add(3, {33, FileKind::kOther, 0});                    // some non-RDMA fd
   f.fds.Add(4, {44, FileKind::kCompChannel, f.file->id()});  // a channel of this file
