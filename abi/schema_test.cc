@@ -157,9 +157,12 @@ void CheckLayout(const Layout& layout, std::set<const Layout*>& seen) {
     if (f.kind == FieldKind::kStruct) {
       REQUIRE(f.nested != nullptr);
       CHECK(f.nested->size == f.size);
+      // A handle rule reads the request from offset 0: only top-level layouts may have one.
+      for (const auto& g : f.nested->fields) CHECK(g.rule == nullptr);
       CheckLayout(*f.nested, seen);
     }
     if (f.kind == FieldKind::kHandle) CHECK(f.object != kNoObject);
+    if (f.rule != nullptr) CHECK(f.kind == FieldKind::kHandle);
     if (f.kind == FieldKind::kEnum || f.kind == FieldKind::kFlags) CHECK(f.names != nullptr);
     if (!f.length_field.empty()) CHECK(layout.Find(f.length_field) != nullptr);
     CHECK(f.length_unit >= 1);
@@ -192,6 +195,81 @@ TEST_CASE("every layout fits its struct", "[schema]") {
     if (c.response != nullptr) CheckLayout(*c.response, seen);
   }
   CHECK(seen.size() > 100);
+}
+
+// HandleUseOf for field `name` of the request of legacy command `command`.
+template <typename Cmd>
+HandleUse UseOf(uint32_t command, std::string_view name, const Cmd& cmd) {
+  const WriteCommand* c = FindWriteCommand(command);
+  REQUIRE(c != nullptr);
+  const Field* f = c->request->Find(name);
+  REQUIRE(f != nullptr);
+  return HandleUseOf(*f, std::as_bytes(std::span(&cmd, 1)));
+}
+
+TEST_CASE("handle rules: the object a handle names follows the kernel handler", "[schema]") {
+  constexpr uint32_t kExCreateQp = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_QP;
+  const auto object = [](HandleUse u) { return u.object; };
+  // create_qp(): an XRC target QP's pd_handle is its XRCD, and a failed lookup is EINVAL; it
+  // has no CQs or SRQ. Other QPs name a PD.
+  ib_uverbs_create_qp qp{};
+  qp.qp_type = IB_UVERBS_QPT_XRC_TGT;
+  const HandleUse xrcd = UseOf(IB_USER_VERBS_CMD_CREATE_QP, "pd_handle", qp);
+  CHECK(xrcd.object == UVERBS_OBJECT_XRCD);
+  CHECK(xrcd.lookup_errno == EINVAL);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "send_cq_handle", qp)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "recv_cq_handle", qp)) == kNoObject);
+  qp.is_srq = 1;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "srq_handle", qp)) == kNoObject);
+  qp.qp_type = IB_UVERBS_QPT_RC;
+  const HandleUse pd = UseOf(IB_USER_VERBS_CMD_CREATE_QP, "pd_handle", qp);
+  CHECK(pd.object == UVERBS_OBJECT_PD);
+  CHECK(pd.lookup_errno == 0);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "send_cq_handle", qp)) == UVERBS_OBJECT_CQ);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "recv_cq_handle", qp)) == UVERBS_OBJECT_CQ);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "srq_handle", qp)) == UVERBS_OBJECT_SRQ);
+  qp.is_srq = 0;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "srq_handle", qp)) == kNoObject);
+  qp.qp_type = IB_UVERBS_QPT_XRC_INI;  // a send CQ, no receive side
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "send_cq_handle", qp)) == UVERBS_OBJECT_CQ);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "recv_cq_handle", qp)) == kNoObject);
+  qp.qp_type = 1;  // IB_QPT_GSI: EINVAL before any handle is read
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "pd_handle", qp)) == kNoObject);
+
+  // The same in EX_CREATE_QP, plus the indirection table (only with its comp_mask bit), which
+  // drops the receive CQ, and the send CQ when there is no send queue.
+  ib_uverbs_ex_create_qp ex{};
+  ex.qp_type = IB_UVERBS_QPT_XRC_TGT;
+  CHECK(object(UseOf(kExCreateQp, "pd_handle", ex)) == UVERBS_OBJECT_XRCD);
+  ex.qp_type = IB_UVERBS_QPT_RAW_PACKET;
+  CHECK(object(UseOf(kExCreateQp, "pd_handle", ex)) == UVERBS_OBJECT_PD);
+  CHECK(object(UseOf(kExCreateQp, "rwq_ind_tbl_handle", ex)) == kNoObject);
+  ex.comp_mask = IB_UVERBS_CREATE_QP_MASK_IND_TABLE;
+  CHECK(object(UseOf(kExCreateQp, "rwq_ind_tbl_handle", ex)) == UVERBS_OBJECT_RWQ_IND_TBL);
+  CHECK(object(UseOf(kExCreateQp, "recv_cq_handle", ex)) == kNoObject);
+  CHECK(object(UseOf(kExCreateQp, "send_cq_handle", ex)) == kNoObject);
+  ex.max_send_wr = 1;
+  CHECK(object(UseOf(kExCreateQp, "send_cq_handle", ex)) == UVERBS_OBJECT_CQ);
+
+  // REREG_MR reads the PD only with IB_MR_REREG_PD; CREATE_XSRQ the XRCD only for XRC SRQs
+  // and the CQ for XRC and TM ones; OPEN_QP always names an XRCD.
+  ib_uverbs_rereg_mr rereg{};
+  rereg.flags = kMrReregTrans;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_REREG_MR, "pd_handle", rereg)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_REREG_MR, "mr_handle", rereg)) == UVERBS_OBJECT_MR);
+  rereg.flags = kMrReregPd;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_REREG_MR, "pd_handle", rereg)) == UVERBS_OBJECT_PD);
+  ib_uverbs_create_xsrq xsrq{};
+  xsrq.srq_type = IB_UVERBS_SRQT_BASIC;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "xrcd_handle", xsrq)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "cq_handle", xsrq)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "pd_handle", xsrq)) == UVERBS_OBJECT_PD);
+  xsrq.srq_type = IB_UVERBS_SRQT_TM;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "cq_handle", xsrq)) == UVERBS_OBJECT_CQ);
+  xsrq.srq_type = IB_UVERBS_SRQT_XRC;
+  CHECK(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "xrcd_handle", xsrq).lookup_errno == EINVAL);
+  ib_uverbs_open_qp open{};
+  CHECK(UseOf(IB_USER_VERBS_CMD_OPEN_QP, "pd_handle", open).object == UVERBS_OBJECT_XRCD);
 }
 
 TEST_CASE("write commands: sizes and lifecycle fields are consistent", "[schema]") {
