@@ -306,6 +306,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   // INVOKE_WRITE: validate and translate the legacy request like a write() body.
   if (const abi::WriteCommand* wc = r.write_command) {
     RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
+    RXP_TRY(objects_.CheckHandles(*wc->request, core_in, c.short_name));
     const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
                            (abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                             abi::kMrReregTrans) != 0;
@@ -444,6 +445,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   view.core = w.core;
   view.driver_in = w.driver;
   RXP_TRY(CheckContent(engine_.policy(), view));
+  RXP_TRY(objects_.CheckHandles(*wc.request, w.core, c.short_name));
 
   const size_t base = c.image.Append(c.write_raw);
   const size_t core_at = base + static_cast<size_t>(w.core.data() - c.write_raw.data());
@@ -554,7 +556,8 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   if (built) built = Reserve(*c);
   if (!built) {
     const int errnum = built.error().errnum;
-    const Refusal why = errnum == EBADF || errnum == EFAULT ? Refusal::kState
+    const Refusal why = errnum == ENOENT || errnum == EBADF || errnum == EFAULT
+                            ? Refusal::kState
                         : (errnum == EDQUOT || errnum == ENOMEM) ? Refusal::kQuota
                                                                  : Refusal::kPolicy;
     return fail(std::move(built).error(), why);
