@@ -527,6 +527,50 @@ TEST_CASE("an XRC target QP is created over a tracked XRCD, its pd_handle looked
   CHECK(f.engine.usage().live(UVERBS_OBJECT_QP) == 4);
 }
 
+// Linux 6.12 appends `struct mlx5_ib_uapi_reg reg_c0` to struct mlx5_ib_query_device_resp
+// (104 -> 112 bytes); the installed 6.1 headers, and so the schema's layout, end before it.
+// mlx5_ib_query_device() writes as much as the caller's buffer holds. The proxy sizes driver
+// responses by the caller's buffer, never by the schema's struct: a newer rdma-core gets all
+// 112 bytes back, and the trace prints the fields the schema names.
+TEST_CASE("mlx5 EX_QUERY_DEVICE: a 6.12 driver response longer than the installed struct",
+          "[engine][mlx5]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  constexpr size_t k612Size = 112;  // sizeof(struct mlx5_ib_query_device_resp) in 6.12
+  static_assert(sizeof(mlx5_ib_query_device_resp) < k612Size);
+  std::array<std::byte, k612Size> kernel{};
+  mlx5_ib_query_device_resp head{};
+  head.response_length = k612Size;
+  head.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_COMP;
+  std::memcpy(kernel.data(), &head, sizeof(head));
+  const uint32_t reg_c0[2] = {0x12345678, 0xffff0000};  // value, mask
+  std::memcpy(kernel.data() + sizeof(head), reg_c0, sizeof(reg_c0));
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_attr* uhw = fw.Find(UVERBS_ATTR_UHW_OUT);
+    REQUIRE(uhw != nullptr);
+    REQUIRE(uhw->len == k612Size);  // the app's length reaches the kernel
+    std::memcpy(reinterpret_cast<void*>(uhw->data), kernel.data(), kernel.size());
+    uhw->flags |= UVERBS_ATTR_F_VALID_OUTPUT;
+    fw.Output(UVERBS_ATTR_CORE_OUT,
+              std::array<std::byte, sizeof(ib_uverbs_ex_query_device_resp)>{});
+    return 0L;
+  };
+  const uint64_t uhw_out = f.memory.Alloc(k612Size);
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+  b.Inline(UVERBS_ATTR_WRITE_CMD,
+           IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0, sizeof(ib_uverbs_ex_query_device))
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_ex_query_device_resp)),
+               sizeof(ib_uverbs_ex_query_device_resp))
+      .Pointer(UVERBS_ATTR_UHW_OUT, uhw_out, k612Size, kOpt);
+  REQUIRE(f.Ioctl(b.Build()) == 0);
+  const auto app = f.memory.Get<std::array<std::byte, k612Size>>(uhw_out);
+  CHECK(std::memcmp(app.data(), kernel.data(), k612Size) == 0);  // reg_c0 included
+  REQUIRE(f.trace.size() == 1);
+  CHECK(f.trace[0].find("uhw={comp_mask=0x0 response_length=112 flags=0x1}") !=
+        std::string::npos);
+}
+
 TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engine]") {
   Fixture f;
   f.host.on_ioctl = [&](void* arg) {
