@@ -42,7 +42,17 @@ int Verdict(const VectorCall& c, std::span<const std::byte> request) {
   if (c.syscall == "ioctl") {
     abi::IoctlRequest r;
     auto res = abi::DecodeIoctl(request, device, r);
-    return res.ok() ? 0 : res.error().errnum;
+    if (!res.ok()) return res.error().errnum;
+    if (r.write_command == nullptr) return 0;
+    // INVOKE_WRITE: the wrapped command's body too, as the engine checks it once copied in
+    // (ValidateWriteBody: EX_CREATE_RWQ_IND_TBL's handles, EX_CREATE_FLOW's specs, ...).
+    const abi::IoctlAttr* in = r.Find(UVERBS_ATTR_CORE_IN);
+    const auto core = in->IsPointer()
+                          ? VectorPayloads(c.in).Read(in->data, in->len)
+                          : std::as_bytes(std::span(&in->data, 1)).first(in->len);
+    if (!core) return 0;  // not captured
+    auto body = abi::ValidateWriteBody(*r.write_command, *core);
+    return body.ok() ? 0 : body.error().errnum;
   }
   auto r = abi::DecodeWrite(request, device);
   return r.ok() ? 0 : r.error().errnum;
