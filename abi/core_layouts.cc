@@ -3,12 +3,117 @@
 // (drivers/infiniband/core/uverbs_cmd.c, uverbs_std_types_*.c).
 #include "abi/core_layouts.h"
 
+#include <algorithm>
+#include <iterator>
+#include <type_traits>
+
 #include "abi/names.h"
+#include "abi/write_decoder.h"
 
 namespace rxp::abi::layouts {
 namespace {
 
 #define F(S, m, k) RXP_FIELD(S, m, k)
+// Member m of the request bytes r laid out as struct S (0 when r is too short).
+#define RXP_GET(S, m, r) ReadField(r, offsetof(S, m), sizeof(S::m))
+
+// --- handle rules: how a handler reads a handle field when the request decides ---------------
+
+// The qp_type values create_qp() (uverbs_cmd.c) accepts; any other is EINVAL before it looks a
+// handle up, so no handle is read.
+constexpr uint32_t kCreateQpTypes[] = {
+    IB_UVERBS_QPT_RAW_PACKET, IB_UVERBS_QPT_RC,      IB_UVERBS_QPT_UC,     IB_UVERBS_QPT_UD,
+    IB_UVERBS_QPT_XRC_INI,    IB_UVERBS_QPT_XRC_TGT, IB_UVERBS_QPT_DRIVER,
+};
+
+// What create_qp() reads of a QP creation before its lookups. CREATE_QP's ib_uverbs_create_qp
+// reaches it copied into an ib_uverbs_ex_create_qp with comp_mask 0 (ib_uverbs_create_qp).
+struct CreateQp {
+  bool known_type = false;
+  uint64_t qp_type = 0;
+  bool is_srq = false;
+  bool ind_tbl = false;  // comp_mask & IB_UVERBS_CREATE_QP_MASK_IND_TABLE
+  bool has_sq = true;    // false for an indirection-table QP with max_send_wr 0
+};
+template <typename Cmd>
+CreateQp ReadCreateQp(std::span<const std::byte> r) {
+  CreateQp q;
+  q.qp_type = RXP_GET(Cmd, qp_type, r);
+  q.known_type = std::find(std::begin(kCreateQpTypes), std::end(kCreateQpTypes), q.qp_type) !=
+                 std::end(kCreateQpTypes);
+  q.is_srq = RXP_GET(Cmd, is_srq, r) != 0;
+  if constexpr (std::is_same_v<Cmd, ib_uverbs_ex_create_qp>)
+    q.ind_tbl = (RXP_GET(Cmd, comp_mask, r) & IB_UVERBS_CREATE_QP_MASK_IND_TABLE) != 0;
+  q.has_sq = !(q.ind_tbl && RXP_GET(Cmd, max_send_wr, r) == 0);
+  return q;
+}
+// create_qp(): for IB_QPT_XRC_TGT, pd_handle is looked up as an XRCD (uobj_get_read(
+// UVERBS_OBJECT_XRCD, cmd->pd_handle)) and any failure is EINVAL; otherwise it is the PD.
+template <typename Cmd>
+HandleUse CreateQpPd(std::span<const std::byte> r) {
+  const CreateQp q = ReadCreateQp<Cmd>(r);
+  if (!q.known_type) return {};
+  if (q.qp_type == IB_UVERBS_QPT_XRC_TGT) return {UVERBS_OBJECT_XRCD, EINVAL};
+  return {UVERBS_OBJECT_PD};
+}
+// create_qp(): the send CQ is read unless the QP is an XRC target or has no send queue.
+template <typename Cmd>
+HandleUse CreateQpSendCq(std::span<const std::byte> r) {
+  const CreateQp q = ReadCreateQp<Cmd>(r);
+  if (!q.known_type || q.qp_type == IB_UVERBS_QPT_XRC_TGT || !q.has_sq) return {};
+  return {UVERBS_OBJECT_CQ};
+}
+// create_qp(): the receive CQ is read for QPs other than XRC ones without an indirection table
+// (as the send CQ when both handles are equal).
+template <typename Cmd>
+HandleUse CreateQpRecvCq(std::span<const std::byte> r) {
+  const CreateQp q = ReadCreateQp<Cmd>(r);
+  if (!q.known_type || q.qp_type == IB_UVERBS_QPT_XRC_TGT ||
+      q.qp_type == IB_UVERBS_QPT_XRC_INI || q.ind_tbl)
+    return {};
+  return {UVERBS_OBJECT_CQ};
+}
+// create_qp(): the SRQ is read only with is_srq, and never for XRC QPs.
+template <typename Cmd>
+HandleUse CreateQpSrq(std::span<const std::byte> r) {
+  const CreateQp q = ReadCreateQp<Cmd>(r);
+  if (!q.known_type || q.qp_type == IB_UVERBS_QPT_XRC_TGT ||
+      q.qp_type == IB_UVERBS_QPT_XRC_INI || !q.is_srq)
+    return {};
+  return {UVERBS_OBJECT_SRQ};
+}
+// The handle fields of both QP creation structs S, with create_qp()'s rules: pd_handle is the
+// XRCD of an XRC target QP (CreateQpPd); the CQs and the SRQ are read only when create_qp
+// reads them.
+#define CREATE_QP_HANDLES(S)                                                       \
+  F(S, pd_handle, kHandle).Obj(UVERBS_OBJECT_PD).Rule(&CreateQpPd<S>),              \
+      F(S, send_cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ).Rule(&CreateQpSendCq<S>), \
+      F(S, recv_cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ).Rule(&CreateQpRecvCq<S>), \
+      F(S, srq_handle, kHandle).Obj(UVERBS_OBJECT_SRQ).Rule(&CreateQpSrq<S>)
+// create_qp(): the indirection table only with IB_UVERBS_CREATE_QP_MASK_IND_TABLE.
+HandleUse ExCreateQpIndTable(std::span<const std::byte> r) {
+  const CreateQp q = ReadCreateQp<ib_uverbs_ex_create_qp>(r);
+  if (!q.known_type || !q.ind_tbl) return {};
+  return {UVERBS_OBJECT_RWQ_IND_TBL};
+}
+// ib_uverbs_rereg_mr(): the new PD only with IB_MR_REREG_PD.
+HandleUse ReregMrPd(std::span<const std::byte> r) {
+  if ((RXP_GET(ib_uverbs_rereg_mr, flags, r) & kMrReregPd) == 0) return {};
+  return {UVERBS_OBJECT_PD};
+}
+// __uverbs_create_xsrq(): the XRCD only for an XRC SRQ (any failure is EINVAL), the CQ only
+// for the types that have one (ib_srq_has_cq: XRC, TM).
+HandleUse CreateXsrqXrcd(std::span<const std::byte> r) {
+  if (RXP_GET(ib_uverbs_create_xsrq, srq_type, r) != IB_UVERBS_SRQT_XRC) return {};
+  return {UVERBS_OBJECT_XRCD, EINVAL};
+}
+HandleUse CreateXsrqCq(std::span<const std::byte> r) {
+  const uint64_t type = RXP_GET(ib_uverbs_create_xsrq, srq_type, r);
+  if (type != IB_UVERBS_SRQT_XRC && type != IB_UVERBS_SRQT_TM) return {};
+  return {UVERBS_OBJECT_CQ};
+}
+// ib_uverbs_open_qp(): pd_handle is the XRCD; any failure to look it up is EINVAL.
+HandleUse OpenQpXrcd(std::span<const std::byte>) { return {UVERBS_OBJECT_XRCD, EINVAL}; }
 
 // --- nested structs -------------------------------------------------------------------------
 
@@ -195,7 +300,7 @@ constexpr Field kReregMrFields[] = {
     F(ib_uverbs_rereg_mr, start, kPinnedVa).Len("length"),
     F(ib_uverbs_rereg_mr, length, kU64),
     F(ib_uverbs_rereg_mr, hca_va, kHex64),
-    F(ib_uverbs_rereg_mr, pd_handle, kHandle).Obj(UVERBS_OBJECT_PD),
+    F(ib_uverbs_rereg_mr, pd_handle, kHandle).Obj(UVERBS_OBJECT_PD).Rule(&ReregMrPd),
     F(ib_uverbs_rereg_mr, access_flags, kFlags).Names(&kAccessFlagNames),
 };
 constexpr Field kReregMrRespFields[] = {
@@ -263,10 +368,7 @@ constexpr Field kReqNotifyCqFields[] = {
 constexpr Field kCreateQpFields[] = {
     F(ib_uverbs_create_qp, response, kResponsePtr),
     F(ib_uverbs_create_qp, user_handle, kUserHandle),
-    F(ib_uverbs_create_qp, pd_handle, kHandle).Obj(UVERBS_OBJECT_PD),
-    F(ib_uverbs_create_qp, send_cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ),
-    F(ib_uverbs_create_qp, recv_cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ),
-    F(ib_uverbs_create_qp, srq_handle, kHandle).Obj(UVERBS_OBJECT_SRQ),
+    CREATE_QP_HANDLES(ib_uverbs_create_qp),
     F(ib_uverbs_create_qp, max_send_wr, kU32),
     F(ib_uverbs_create_qp, max_recv_wr, kU32),
     F(ib_uverbs_create_qp, max_send_sge, kU32),
@@ -359,8 +461,8 @@ constexpr Field kCreateXsrqFields[] = {
     F(ib_uverbs_create_xsrq, max_sge, kU32),
     F(ib_uverbs_create_xsrq, srq_limit, kU32),
     F(ib_uverbs_create_xsrq, max_num_tags, kU32),
-    F(ib_uverbs_create_xsrq, xrcd_handle, kHandle).Obj(UVERBS_OBJECT_XRCD),
-    F(ib_uverbs_create_xsrq, cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ),
+    F(ib_uverbs_create_xsrq, xrcd_handle, kHandle).Obj(UVERBS_OBJECT_XRCD).Rule(&CreateXsrqXrcd),
+    F(ib_uverbs_create_xsrq, cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ).Rule(&CreateXsrqCq),
 };
 constexpr Field kCreateSrqRespFields[] = {
     F(ib_uverbs_create_srq_resp, srq_handle, kHandle).Obj(UVERBS_OBJECT_SRQ),
@@ -409,11 +511,11 @@ constexpr Field kOpenXrcdRespFields[] = {
 constexpr Field kCloseXrcdFields[] = {
     F(ib_uverbs_close_xrcd, xrcd_handle, kHandle).Obj(UVERBS_OBJECT_XRCD),
 };
-// OPEN_QP.pd_handle is interpreted as the XRCD handle (ib_uverbs_open_qp).
+// OPEN_QP.pd_handle is interpreted as the XRCD handle (ib_uverbs_open_qp; OpenQpXrcd).
 constexpr Field kOpenQpFields[] = {
     F(ib_uverbs_open_qp, response, kResponsePtr),
     F(ib_uverbs_open_qp, user_handle, kUserHandle),
-    F(ib_uverbs_open_qp, pd_handle, kHandle).Obj(UVERBS_OBJECT_XRCD),
+    F(ib_uverbs_open_qp, pd_handle, kHandle).Obj(UVERBS_OBJECT_XRCD).Rule(&OpenQpXrcd),
     F(ib_uverbs_open_qp, qpn, kHex32),
     F(ib_uverbs_open_qp, qp_type, kEnum).Names(&kQpTypeNames),
 };
@@ -449,10 +551,7 @@ constexpr Field kExModifyCqFields[] = {
 };
 constexpr Field kExCreateQpFields[] = {
     F(ib_uverbs_ex_create_qp, user_handle, kUserHandle),
-    F(ib_uverbs_ex_create_qp, pd_handle, kHandle).Obj(UVERBS_OBJECT_PD),
-    F(ib_uverbs_ex_create_qp, send_cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ),
-    F(ib_uverbs_ex_create_qp, recv_cq_handle, kHandle).Obj(UVERBS_OBJECT_CQ),
-    F(ib_uverbs_ex_create_qp, srq_handle, kHandle).Obj(UVERBS_OBJECT_SRQ),
+    CREATE_QP_HANDLES(ib_uverbs_ex_create_qp),
     F(ib_uverbs_ex_create_qp, max_send_wr, kU32),
     F(ib_uverbs_ex_create_qp, max_recv_wr, kU32),
     F(ib_uverbs_ex_create_qp, max_send_sge, kU32),
@@ -463,7 +562,8 @@ constexpr Field kExCreateQpFields[] = {
     F(ib_uverbs_ex_create_qp, is_srq, kU8),
     F(ib_uverbs_ex_create_qp, comp_mask, kHex32),
     F(ib_uverbs_ex_create_qp, create_flags, kHex32),
-    F(ib_uverbs_ex_create_qp, rwq_ind_tbl_handle, kHandle).Obj(UVERBS_OBJECT_RWQ_IND_TBL),
+    F(ib_uverbs_ex_create_qp, rwq_ind_tbl_handle, kHandle).Obj(UVERBS_OBJECT_RWQ_IND_TBL)
+        .Rule(&ExCreateQpIndTable),
     F(ib_uverbs_ex_create_qp, source_qpn, kHex32),
 };
 constexpr Field kExCreateQpRespFields[] = {
@@ -562,6 +662,8 @@ constexpr Field kFlowActionEspEncapFields[] = {
 };
 
 #undef F
+#undef RXP_GET
+#undef CREATE_QP_HANDLES
 
 }  // namespace
 

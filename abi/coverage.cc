@@ -166,7 +166,11 @@ std::string CoverageMarkdown() {
        "  the reason (a policy file may allow some of them);\n"
        "- **unsupported**: the kernel has no handler; refused with the errno it would return.\n\n"
        "Object handles (PD, CQ, QP, ...) are per open file and pass through untouched, as do\n"
-       "`user_handle` cookies and SGE/IOVA addresses (the NIC uses the MR's IOVA space).\n\n";
+       "`user_handle` cookies and SGE/IOVA addresses (the NIC uses the MR's IOVA space). A\n"
+       "handle the file never created, or one of another type, is refused before the kernel\n"
+       "sees it, with the kernel's errno: in ioctl attributes, and in the request fields of\n"
+       "legacy commands as their handlers read them (an XRC target QP's `pd_handle` names its\n"
+       "XRCD; `srq_handle` counts only with `is_srq`; ...).\n\n";
 
   s += "## Legacy write() commands\n\n";
   s += "Reached by `write()` on `/dev/infiniband/uverbsN` and, on kernels >= 5.x, through\n"

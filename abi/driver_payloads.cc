@@ -72,7 +72,9 @@ constexpr Field kCreateSrqRespFields[] = {F(mlx5_ib_create_srq_resp, srqn, kHex3
 //  - plain QPs pin buf_addr and db_addr; the union at offset 40 is unused (0);
 //  - RAW_PACKET QPs and QPs with IB_QP_CREATE_SOURCE_QPN (an IPoIB underlay UD QP: the
 //    EX_CREATE_QP flag, or QP.CREATE's SOURCE_QPN attribute) also pin sq_buf_addr;
-//  - DCTs (flags & MLX5_QP_FLAG_TYPE_DCT) pin nothing; offset 40 is the DC access key;
+//  - DCTs pin nothing; offset 40 is the DC access key. A QP is a DCT when its vendor flags
+//    carry MLX5_QP_FLAG_TYPE_DCT without MLX5_QP_FLAG_TYPE_DCI, whatever its qp_type
+//    (process_vendor_flags sets qp->type = MLX5_IB_QPT_DCT; create_qp calls create_dct);
 //  - XRC_TGT QPs pin nothing;
 // and QPs with an RWQ indirection table (RSS) carry mlx5_ib_create_qp_rss instead.
 // A DCI's streams (MLX5_QP_FLAG_DCI_STREAM; process_vendor_flags, create_dci).
@@ -274,8 +276,9 @@ const Layout kMlx5FlowCountersData{"mlx5_ib_flow_counters_data",
 
 namespace {
 
-// The mlx5 create_qp choice described above (hw/mlx5/qp.c: mlx5_ib_create_qp ->
-// process_udata_size, get_qp_type, create_qp).
+// The mlx5 create_qp choice described above, in mlx5_ib_create_qp()'s order (hw/mlx5/qp.c):
+// params.is_rss_raw (an indirection table) decides first; then process_vendor_flags() turns
+// the QP into a DCT on the flags alone; then create_qp() dispatches on qp->type.
 const Layout* SelectMlx5CreateQp(const PayloadContext& c) {
   if (c.has_rwq_ind_table) return &kCreateQpRss;
   uint32_t flags = 0;
@@ -283,7 +286,10 @@ const Layout* SelectMlx5CreateQp(const PayloadContext& c) {
     __builtin_memcpy(&flags, c.driver_in.data() + offsetof(mlx5_ib_create_qp, flags),
                      sizeof(flags));
   }
-  if (c.qp_type == IB_UVERBS_QPT_DRIVER && (flags & MLX5_QP_FLAG_TYPE_DCT) != 0)
+  // process_vendor_flags(): `switch (flags & (MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_TYPE_DCI))`
+  // -- DCT alone makes qp->type MLX5_IB_QPT_DCT for any qp_type; both flags leave the type be
+  // (and fail IB_QPT_DRIVER with EINVAL).
+  if ((flags & (MLX5_QP_FLAG_TYPE_DCT | MLX5_QP_FLAG_TYPE_DCI)) == MLX5_QP_FLAG_TYPE_DCT)
     return &kCreateQpDct;
   if (c.qp_type == IB_UVERBS_QPT_XRC_TGT) return &kCreateQpNoBuf;
   // create_user_qp(): `init_attr->qp_type == IB_QPT_RAW_PACKET || qp->flags &

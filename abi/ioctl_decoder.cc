@@ -28,31 +28,39 @@ std::string_view TypeName(AttrType t) {
 
 // The per-type checks of uverbs_process_attr() (uverbs_ioctl.c), in its order.
 Result<void> ValidateAttr(const Method& method, const Attr& spec, const ib_uverbs_attr& u) {
+  PtrSpec ptr = spec.Ptr();  // val_spec
   switch (spec.type) {
-    case AttrType::kEnumIn:
-      if (u.attr_data.enum_data.elem_id >= spec.enum_elems.size())
+    case AttrType::kEnumIn: {
+      const uint8_t elem = u.attr_data.enum_data.elem_id;
+      if (elem >= spec.enum_elems.size())
         return Fail(EOPNOTSUPP, "{}: {} element {} is not one of the {} the kernel knows",
-                    method.short_name, spec.name, u.attr_data.enum_data.elem_id,
-                    spec.enum_elems.size());
+                    method.short_name, spec.name, elem, spec.enum_elems.size());
       if (u.attr_data.enum_data.reserved != 0)
         return Fail(EINVAL, "{}: {} has a non-zero reserved byte", method.short_name, spec.name);
+      // val_spec = &spec->u2.enum_def.ids[elem_id], a PTR_IN spec: checked as one below.
+      ptr = spec.enum_elems[elem];
       [[fallthrough]];
+    }
     case AttrType::kPtrIn:
     case AttrType::kConstIn:
     case AttrType::kFlagsIn:
     case AttrType::kPtrOut:
-      if (u.len < spec.min_len || (!spec.zero_trailing && u.len > spec.max_len))
-        return Fail(EINVAL, "{}: {} is {} bytes; the kernel accepts {}..{}", method.short_name,
-                    spec.name, u.len, spec.min_len, spec.max_len);
+      // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero. Inline values are
+      // checked here; pointed-to ones once copied in (the engine's copy-in).
+      if (spec.type != AttrType::kPtrOut && ptr.zero_trailing && u.len > ptr.max_len &&
+          u.len <= sizeof(u.data) && (u.data >> (8 * ptr.max_len)) != 0)
+        return Fail(EOPNOTSUPP, "{}: {} has non-zero bytes past its {}-byte struct",
+                    method.short_name, spec.name, ptr.max_len);
+      if (u.len < ptr.min_len || (!ptr.zero_trailing && u.len > ptr.max_len))
+        return Fail(EINVAL, "{}: {}{} is {} bytes; the kernel accepts {}..{}",
+                    method.short_name, spec.name,
+                    spec.type == AttrType::kEnumIn
+                        ? fmt::format(" element {}", u.attr_data.enum_data.elem_id)
+                        : "",
+                    u.len, ptr.min_len, ptr.max_len);
       if (spec.type != AttrType::kEnumIn && u.attr_data.reserved != 0)
         return Fail(EINVAL, "{}: {} has non-zero reserved attr_data", method.short_name,
                     spec.name);
-      // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero. Inline values are
-      // checked here; pointed-to ones once copied in (CheckZeroTrailing in payload_decoder.h).
-      if (spec.zero_trailing && u.len > spec.max_len && u.len <= sizeof(u.data) &&
-          (spec.type == AttrType::kPtrIn) && (u.data >> (8 * spec.max_len)) != 0)
-        return Fail(EOPNOTSUPP, "{}: {} has non-zero bytes past its {}-byte struct",
-                    method.short_name, spec.name, spec.max_len);
       return Ok();
     case AttrType::kIdr:
     case AttrType::kFd:
@@ -128,6 +136,13 @@ bool IoctlAttr::IsPointer() const {
     case AttrType::kRawFd: return false;
   }
   return false;
+}
+
+PtrSpec IoctlAttr::Ptr() const {
+  if (spec == nullptr) return {};
+  if (spec->type == AttrType::kEnumIn)
+    return elem_id < spec->enum_elems.size() ? spec->enum_elems[elem_id] : PtrSpec{};
+  return spec->Ptr();
 }
 
 uint64_t IoctlAttr::InlineValue() const {

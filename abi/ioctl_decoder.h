@@ -33,6 +33,9 @@ struct IoctlAttr {
   // True when `data` is an address in the app (PTR_OUT always; PTR_IN / ENUM_IN / IDRS when
   // len > 8) -- uverbs_attr_ptr_is_inline() inverted.
   bool IsPointer() const;
+  // The lengths the attribute's data is held to: the spec's own, or for ENUM_IN the
+  // element elem_id selects (uverbs_process_attr's val_spec). Valid once decoded.
+  PtrSpec Ptr() const;
   // The inline value of a PTR_IN / CONST_IN / FLAGS_IN of len <= 8 (little-endian, zero
   // extended), as the kernel reads it (uverbs_get_const, uverbs_copy_from).
   uint64_t InlineValue() const;

@@ -211,6 +211,72 @@ TEST_CASE("per-type rules of uverbs_process_attr", "[ioctl]") {
   }
 }
 
+// An ENUM_IN attribute selecting `elem`, `len` bytes of `data` (inline when len <= 8).
+ib_uverbs_attr EnumAttr(uint16_t id, uint8_t elem, uint16_t len, uint64_t data,
+                        uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
+  ib_uverbs_attr a{};
+  a.attr_id = id;
+  a.flags = flags;
+  a.len = len;
+  a.attr_data.enum_data.elem_id = elem;
+  a.data = data;
+  return a;
+}
+
+TEST_CASE("ENUM_IN data is held to the selected element's PTR_IN spec", "[ioctl]") {
+  // MLX5_IB_METHOD_FLOW_MATCHER_CREATE's flow type: NORMAL carries a u16 priority, the other
+  // elements carry nothing (mlx5_ib_flow_type[] in hw/mlx5/fs.c).
+  auto matcher = [](uint8_t elem, uint16_t len) {
+    IoctlBuilder b(MLX5_IB_OBJECT_FLOW_MATCHER, MLX5_IB_METHOD_FLOW_MATCHER_CREATE,
+                   RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_FLOW_MATCHER_CREATE_HANDLE, 0)
+        .Pointer(MLX5_IB_ATTR_FLOW_MATCHER_MATCH_MASK, 0x1000, 64)
+        .Raw(EnumAttr(MLX5_IB_ATTR_FLOW_MATCHER_FLOW_TYPE, elem, len, 0))
+        .Inline(MLX5_IB_ATTR_FLOW_MATCHER_MATCH_CRITERIA, 1, 1);
+    return b.Build();
+  };
+  CHECK(DecodeErrno(matcher(MLX5_IB_FLOW_TYPE_NORMAL, 2), kMlx5) == 0);
+  CHECK(DecodeErrno(matcher(MLX5_IB_FLOW_TYPE_NORMAL, 0), kMlx5) == EINVAL);
+  CHECK(DecodeErrno(matcher(MLX5_IB_FLOW_TYPE_NORMAL, 4), kMlx5) == EINVAL);
+  CHECK(DecodeErrno(matcher(MLX5_IB_FLOW_TYPE_SNIFFER, 0), kMlx5) == 0);
+  CHECK(DecodeErrno(matcher(MLX5_IB_FLOW_TYPE_ALL_DEFAULT, 2), kMlx5) == EINVAL);
+  CHECK(DecodeErrno(matcher(MLX5_IB_FLOW_TYPE_MC_DEFAULT + 1, 0), kMlx5) == EOPNOTSUPP);
+
+  // The ESP replay window: NONE carries nothing, BMP a UVERBS_ATTR_STRUCT whose bytes past the
+  // struct must be zero (EOPNOTSUPP) -- checked before the lengths, as uverbs_process_attr does.
+  auto esp = [](uint8_t replay, uint16_t len, uint64_t data) {
+    IoctlBuilder b(UVERBS_OBJECT_FLOW_ACTION, UVERBS_METHOD_FLOW_ACTION_ESP_CREATE,
+                   RDMA_DRIVER_MLX5);
+    b.Handle(UVERBS_ATTR_CREATE_FLOW_ACTION_ESP_HANDLE, 0)
+        .Pointer(UVERBS_ATTR_FLOW_ACTION_ESP_ATTRS, 0x1000, sizeof(ib_uverbs_flow_action_esp))
+        .Raw(EnumAttr(UVERBS_ATTR_FLOW_ACTION_ESP_KEYMAT,
+                      IB_UVERBS_FLOW_ACTION_ESP_KEYMAT_AES_GCM,
+                      sizeof(ib_uverbs_flow_action_esp_keymat_aes_gcm), 0x2000))
+        .Raw(EnumAttr(UVERBS_ATTR_FLOW_ACTION_ESP_REPLAY, replay, len, data, kOpt));
+    return b.Build();
+  };
+  constexpr uint8_t kNone = IB_UVERBS_FLOW_ACTION_ESP_REPLAY_NONE;
+  constexpr uint8_t kBmp = IB_UVERBS_FLOW_ACTION_ESP_REPLAY_BMP;
+  CHECK(DecodeErrno(esp(kNone, 0, 0), kMlx5) == 0);
+  CHECK(DecodeErrno(esp(kNone, 4, 64), kMlx5) == EINVAL);
+  CHECK(DecodeErrno(esp(kBmp, 4, 64), kMlx5) == 0);
+  CHECK(DecodeErrno(esp(kBmp, 2, 64), kMlx5) == EINVAL);
+  CHECK(DecodeErrno(esp(kBmp, 8, 64), kMlx5) == 0);                       // zeros past it
+  CHECK(DecodeErrno(esp(kBmp, 8, uint64_t{1} << 32 | 64), kMlx5) == EOPNOTSUPP);
+
+  // After decoding, the attribute reports the selected element's lengths (the engine checks
+  // pointed-to trailing bytes against them once copied in).
+  IoctlRequest r;
+  auto bytes = esp(kBmp, 4, 64);
+  REQUIRE(DecodeIoctl(bytes, kMlx5, r).ok());
+  const IoctlAttr* keymat = r.Find(UVERBS_ATTR_FLOW_ACTION_ESP_KEYMAT);
+  REQUIRE(keymat != nullptr);
+  CHECK(keymat->IsPointer());
+  CHECK(keymat->Ptr().zero_trailing);
+  CHECK(keymat->Ptr().max_len == sizeof(ib_uverbs_flow_action_esp_keymat_aes_gcm));
+  CHECK(r.Find(UVERBS_ATTR_FLOW_ACTION_ESP_REPLAY)->Ptr().min_len == 4);
+}
+
 TEST_CASE("INVOKE_WRITE resolves the wrapped legacy command", "[ioctl]") {
   auto invoke = [](uint64_t cmd, uint16_t in_len, uint16_t out_len) {
     IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);

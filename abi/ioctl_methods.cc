@@ -112,7 +112,7 @@ constexpr Attr Idrs(uint16_t id, std::string_view name, std::string_view sn, Obj
   return a;
 }
 constexpr Attr EnumIn(uint16_t id, std::string_view name, std::string_view sn, bool mandatory,
-                      std::span<const uint16_t> elems) {
+                      std::span<const PtrSpec> elems) {
   Attr a = Base(id, name, sn, AttrType::kEnumIn, mandatory);
   a.min_len = 0;
   a.max_len = kAnyLen;
@@ -384,8 +384,24 @@ constexpr Attr kWqDestroy[] = {
 };
 // ESP flow actions (uverbs_std_types_flow_action.c before their removal): ENCAP points to a
 // user-space linked list of ib_uverbs_flow_action_esp_encap the kernel walks.
-constexpr uint16_t kEspKeymatElems[] = {0};     // IB_UVERBS_FLOW_ACTION_ESP_KEYMAT_AES_GCM
-constexpr uint16_t kEspReplayElems[] = {0, 1};  // NONE, BMP
+// The ENUM_IN elements of the ESP attributes, indexed by elem_id, as the kernel declared them
+// before ESP flow actions were removed (uverbs_std_types_flow_action.c:
+// uverbs_flow_action_esp_keymat[], uverbs_flow_action_esp_replay[]).
+constexpr PtrSpec kEspKeymatElems[] = {
+    // IB_UVERBS_FLOW_ACTION_ESP_KEYMAT_AES_GCM:
+    // UVERBS_ATTR_STRUCT(struct ib_uverbs_flow_action_esp_keymat_aes_gcm, aes_key)
+    {OFFSETOFEND(ib_uverbs_flow_action_esp_keymat_aes_gcm, aes_key),
+     sizeof(ib_uverbs_flow_action_esp_keymat_aes_gcm), true},
+};
+constexpr PtrSpec kEspReplayElems[] = {
+    {0, 0, false},  // IB_UVERBS_FLOW_ACTION_ESP_REPLAY_NONE: UVERBS_ATTR_NO_DATA()
+    // IB_UVERBS_FLOW_ACTION_ESP_REPLAY_BMP:
+    // UVERBS_ATTR_STRUCT(struct ib_uverbs_flow_action_esp_replay_bmp, size)
+    {OFFSETOFEND(ib_uverbs_flow_action_esp_replay_bmp, size),
+     sizeof(ib_uverbs_flow_action_esp_replay_bmp), true},
+};
+static_assert(std::size(kEspKeymatElems) == IB_UVERBS_FLOW_ACTION_ESP_KEYMAT_AES_GCM + 1);
+static_assert(std::size(kEspReplayElems) == IB_UVERBS_FLOW_ACTION_ESP_REPLAY_BMP + 1);
 constexpr Attr kFlowActionEspCreate[] = {
     Idr(ID(UVERBS_ATTR_CREATE_FLOW_ACTION_ESP_HANDLE), "handle", UVERBS_OBJECT_FLOW_ACTION, kNew,
         kMandatory),
@@ -585,7 +601,14 @@ constexpr Attr kMlx5CreatePacketReformat[] = {
     Const(ID(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_TYPE), "type", kMandatory),
     Const(ID(MLX5_IB_ATTR_CREATE_PACKET_REFORMAT_FT_TYPE), "ft_type", kMandatory),
 };
-constexpr uint16_t kFlowTypeElems[] = {0, 1, 2, 3};  // enum mlx5_ib_flow_type
+// mlx5_ib_flow_type[] (hw/mlx5/fs.c), indexed by enum mlx5_ib_flow_type.
+constexpr PtrSpec kFlowTypeElems[] = {
+    {sizeof(uint16_t), sizeof(uint16_t), false},  // MLX5_IB_FLOW_TYPE_NORMAL: the priority
+    {0, 0, false},  // MLX5_IB_FLOW_TYPE_SNIFFER: UVERBS_ATTR_NO_DATA()
+    {0, 0, false},  // MLX5_IB_FLOW_TYPE_ALL_DEFAULT: UVERBS_ATTR_NO_DATA()
+    {0, 0, false},  // MLX5_IB_FLOW_TYPE_MC_DEFAULT: UVERBS_ATTR_NO_DATA()
+};
+static_assert(std::size(kFlowTypeElems) == MLX5_IB_FLOW_TYPE_MC_DEFAULT + 1);
 constexpr Attr kMlx5FlowMatcherCreate[] = {
     Idr(ID(MLX5_IB_ATTR_FLOW_MATCHER_CREATE_HANDLE), "handle", MLX5_IB_OBJECT_FLOW_MATCHER, kNew,
         kMandatory),

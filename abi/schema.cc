@@ -45,6 +45,11 @@ int Layout::OffsetOf(std::string_view path) const {
   return -1;
 }
 
+HandleUse HandleUseOf(const Field& field, std::span<const std::byte> request) {
+  if (field.rule != nullptr) return field.rule(request);
+  return {field.object, 0};
+}
+
 const DriverPayload* DriverPayloads::For(Driver driver) const {
   switch (driver) {
     case Driver::kMlx5: return mlx5;

@@ -67,12 +67,25 @@ enum class FieldKind : uint8_t {
 
 struct Layout;
 
+// How a kernel handler uses one handle field of one request, where the request decides it:
+// the object type the handle must name (kNoObject: the handler does not read the field this
+// time), and the errno the handler answers when that lookup fails (0: the lookup's own --
+// ENOENT for an unknown handle, EINVAL for one of another type; rdma_lookup_get_uobject).
+struct HandleUse {
+  ObjectId object = kNoObject;
+  int lookup_errno = 0;
+};
+// Reads `request` -- the bytes of the top-level layout that holds the field -- and says how
+// the handler uses the field. create_qp(): pd_handle names an XRCD for IB_QPT_XRC_TGT.
+using HandleRule = HandleUse (*)(std::span<const std::byte> request);
+
 struct Field {
   std::string_view name;
   uint16_t offset = 0;
   uint16_t size = 0;
   FieldKind kind = FieldKind::kU32;
-  ObjectId object = kNoObject;          // kHandle
+  ObjectId object = kNoObject;          // kHandle: the type it names (the usual one, with `rule`)
+  HandleRule rule = nullptr;            // kHandle: set when the request decides (HandleUseOf)
   const Layout* nested = nullptr;       // kStruct
   const NameTable* names = nullptr;     // kEnum, kFlags
   // kPinnedVa / kUserPtr: the sibling field holding the buffer's length, in units of
@@ -89,6 +102,7 @@ struct Field {
     return f;
   }
   constexpr Field Obj(ObjectId o) const { Field f = *this; f.object = o; return f; }
+  constexpr Field Rule(HandleRule r) const { Field f = *this; f.rule = r; return f; }
   constexpr Field Nested(const Layout* l) const { Field f = *this; f.nested = l; return f; }
   constexpr Field Names(const NameTable* n) const { Field f = *this; f.names = n; return f; }
   constexpr Field Len(std::string_view l, size_t unit = 1) const {
@@ -98,6 +112,10 @@ struct Field {
     return f;
   }
 };
+
+// How the kernel uses kHandle field `field` of `request` (the top-level layout's bytes): the
+// field's rule, else always as a handle of Field::object.
+HandleUse HandleUseOf(const Field& field, std::span<const std::byte> request);
 
 // RXP_FIELD(struct ib_uverbs_reg_mr, start, kPinnedVa): a field of a kernel UAPI struct, with
 // its offset and size taken from the header itself.
@@ -221,6 +239,16 @@ enum class AttrType : uint8_t {
 
 enum class Access : uint8_t { kNone, kRead, kWrite, kNew, kDestroy };
 
+// The pointer part of a uverbs_attr_spec (u.ptr.min_len, u.ptr.len, zero_trailing): the
+// lengths a PTR_IN / PTR_OUT accepts. An ENUM_IN attribute has one per element
+// (u2.enum_def.ids[elem_id]); uverbs_process_attr() checks the data against the element
+// elem_id selects.
+struct PtrSpec {
+  uint16_t min_len = 0;
+  uint16_t max_len = 0;        // 0xffff = protocol maximum
+  bool zero_trailing = false;  // UVERBS_ATTR_STRUCT: bytes past max_len must be zero
+};
+
 // What an attribute's value means, beyond its encoding: drives translation.
 enum class AttrMeaning : uint8_t {
   kPlain,      // numbers or a struct without pointers or fds
@@ -249,8 +277,11 @@ struct Attr {
   AttrMeaning meaning = AttrMeaning::kPlain;
   const Layout* layout = nullptr;    // PTR structs, for printing
   const NameTable* names = nullptr;  // CONST_IN enums, FLAGS_IN bits
-  std::span<const uint16_t> enum_elems;  // ENUM_IN: valid elem_ids
+  std::span<const PtrSpec> enum_elems;  // ENUM_IN: the element specs, indexed by elem_id
   bool hex = false;                  // print scalar values in hex (keys, QPNs, cookies)
+
+  // PTR kinds: the lengths this attribute accepts (ENUM_IN: per element; IoctlAttr::Ptr).
+  constexpr PtrSpec Ptr() const { return {min_len, max_len, zero_trailing}; }
 };
 
 struct Method {

@@ -31,9 +31,11 @@ void AddMinimal(IoctlBuilder& b, const Attr& a) {
     case AttrType::kRawFd:
       b.Handle(a.id, 3, flags);
       return;
-    case AttrType::kEnumIn:
-      b.Attr(a.id, 0, 0, flags);
+    case AttrType::kEnumIn: {  // element 0, at its smallest
+      const uint16_t len = a.enum_elems.empty() ? 0 : a.enum_elems[0].min_len;
+      b.Attr(a.id, len, len <= 8 ? 0 : kAppBuffer, flags);
       return;
+    }
     case AttrType::kIdrsArray: {
       const auto len = static_cast<uint16_t>(4 * (a.min_count > 0 ? a.min_count : 1));
       b.Attr(a.id, len, len <= 8 ? 1 : kAppBuffer, flags);
@@ -146,7 +148,7 @@ std::vector<std::byte> MinimalWrite(const WriteCommand& c, size_t core_len) {
   return buf;
 }
 
-TEST_CASE("every legacy command: minimal request decodes and prints; short ones are ENOSPC",
+TEST_CASE("every legacy command: minimal request decodes and prints, short ones are ENOSPC",
           "[schema][requests]") {
   const DeviceAbi rxe = DeviceAbiFor(RDMA_DRIVER_RXE);
   size_t checked = 0;

@@ -5,11 +5,13 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <fstream>
-#include <regex>
+#include <initializer_list>
+#include <optional>
 #include <set>
-#include <sstream>
 #include <string>
+#include <string_view>
 
 #include "abi/driver_payloads.h"
 #include "abi/payload.h"
@@ -21,20 +23,64 @@
 namespace rxp::abi {
 namespace {
 
-// Every enumerator (not #define) in `header` whose name matches `pattern`.
-std::set<std::string> Enumerators(const std::string& header, const std::string& pattern) {
+// True when `line` declares one enumerator (not a #define) whose name starts with one of
+// `prefixes` and goes on in [A-Z0-9_]: optional "= value", optional comma, optional comment.
+// Hand-written rather than std::regex: gcc 12's <regex> trips -Wmaybe-uninitialized in the
+// ASan + UBSan build once optimizing (-O1 and up), and the grammar is this small.
+std::optional<std::string> EnumeratorName(std::string_view line,
+                                          std::initializer_list<std::string_view> prefixes) {
+  auto is_space = [](char c) { return c == ' ' || c == '\t' || c == '\r'; };
+  auto skip_space = [&](size_t i) {
+    while (i < line.size() && is_space(line[i])) ++i;
+    return i;
+  };
+  const size_t start = skip_space(0);
+  const std::string_view rest = line.substr(start);
+  const auto prefix = std::find_if(prefixes.begin(), prefixes.end(),
+                                   [&](std::string_view p) { return rest.starts_with(p); });
+  if (prefix == prefixes.end()) return std::nullopt;
+  size_t i = start + prefix->size();
+  const size_t tail = i;
+  while (i < line.size() && ((line[i] >= 'A' && line[i] <= 'Z') ||
+                             (line[i] >= '0' && line[i] <= '9') || line[i] == '_'))
+    ++i;
+  if (i == tail) return std::nullopt;
+  const std::string name(line.substr(start, i - start));
+  i = skip_space(i);
+  if (i < line.size() && line[i] == '=') {
+    while (i < line.size() && line[i] != ',') ++i;
+  }
+  if (i < line.size() && line[i] == ',') ++i;
+  i = skip_space(i);
+  if (i == line.size() || line.substr(i).starts_with("/*")) return name;
+  return std::nullopt;
+}
+
+// Every enumerator in `header` whose name starts with one of `prefixes`.
+std::set<std::string> Enumerators(const std::string& header,
+                                  std::initializer_list<std::string_view> prefixes) {
   std::ifstream in(std::string(RDMAPROXY_UAPI_DIR) + "/" + header);
   REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
   std::set<std::string> names;
-  const std::regex line_re("^\\s*(" + pattern + ")\\s*(=[^,]*)?,?\\s*(/\\*.*)?$");
   std::string line;
-  while (std::getline(text, line)) {
-    std::smatch m;
-    if (std::regex_match(line, m, line_re)) names.insert(m[1]);
-  }
+  while (std::getline(in, line))
+    if (auto name = EnumeratorName(line, prefixes)) names.insert(*std::move(name));
   return names;
+}
+
+TEST_CASE("the header scanner reads enumerators, not defines or prose", "[schema][headers]") {
+  const auto name = [](std::string_view line) {
+    return EnumeratorName(line, {"UVERBS_ATTR_"}).value_or("");
+  };
+  CHECK(name("\tUVERBS_ATTR_UHW_IN = UVERBS_UDATA_DRIVER_DATA_FLAG,") == "UVERBS_ATTR_UHW_IN");
+  CHECK(name("  UVERBS_ATTR_CORE_OUT,") == "UVERBS_ATTR_CORE_OUT");
+  CHECK(name("\tUVERBS_ATTR_X /* last */") == "UVERBS_ATTR_X");
+  CHECK(name("\tUVERBS_ATTR_Y = 3 /* no comma */") == "UVERBS_ATTR_Y");
+  CHECK(name("#define UVERBS_ATTR_Z 1").empty());
+  CHECK(name("\tUVERBS_ATTR_ = 1,").empty());
+  CHECK(name("\tUVERBS_ATTR_A = 1, UVERBS_ATTR_B = 2,").empty());
+  CHECK(name("\tUVERBS_ATTR_lower,").empty());
+  CHECK(name("\tUVERBS_ATTR_C(x),").empty());
 }
 
 std::set<std::string> SchemaWriteNames() {
@@ -67,26 +113,26 @@ void RequireCovered(const std::set<std::string>& header, const std::set<std::str
 }
 
 TEST_CASE("every legacy command in the headers is in the schema", "[schema][headers]") {
-  auto names = Enumerators("ib_user_verbs.h", "IB_USER_VERBS_(EX_)?CMD_[A-Z0-9_]+");
+  auto names = Enumerators("ib_user_verbs.h", {"IB_USER_VERBS_CMD_", "IB_USER_VERBS_EX_CMD_"});
   REQUIRE(names.size() >= 41 + 12);
   RequireCovered(names, SchemaWriteNames(), "write commands");
 }
 
 TEST_CASE("every ioctl method in the headers is in the schema", "[schema][headers]") {
-  auto core = Enumerators("ib_user_ioctl_cmds.h", "UVERBS_METHOD_[A-Z0-9_]+");
+  auto core = Enumerators("ib_user_ioctl_cmds.h", {"UVERBS_METHOD_"});
   REQUIRE(core.size() >= 30);
   RequireCovered(core, SchemaMethodNames(), "uverbs methods");
-  auto mlx5 = Enumerators("mlx5_user_ioctl_cmds.h", "MLX5_IB_METHOD_[A-Z0-9_]+");
+  auto mlx5 = Enumerators("mlx5_user_ioctl_cmds.h", {"MLX5_IB_METHOD_"});
   REQUIRE(mlx5.size() >= 25);
   RequireCovered(mlx5, SchemaMethodNames(), "mlx5 methods");
 }
 
 TEST_CASE("every ioctl attribute in the headers is in the schema", "[schema][headers]") {
-  auto core = Enumerators("ib_user_ioctl_cmds.h", "UVERBS_ATTR_[A-Z0-9_]+");
+  auto core = Enumerators("ib_user_ioctl_cmds.h", {"UVERBS_ATTR_"});
   core.erase("UVERBS_ATTR_F_MANDATORY");
   core.erase("UVERBS_ATTR_F_VALID_OUTPUT");
   RequireCovered(core, SchemaAttrNames(), "uverbs attributes");
-  auto mlx5 = Enumerators("mlx5_user_ioctl_cmds.h", "MLX5_IB_ATTR_[A-Z0-9_]+");
+  auto mlx5 = Enumerators("mlx5_user_ioctl_cmds.h", {"MLX5_IB_ATTR_"});
   // Values of enum mlx5_ib_create_flow_flags (bits of MLX5_IB_ATTR_CREATE_FLOW_FLAGS).
   mlx5.erase("MLX5_IB_ATTR_CREATE_FLOW_FLAGS_DEFAULT_MISS");
   mlx5.erase("MLX5_IB_ATTR_CREATE_FLOW_FLAGS_DROP");
@@ -94,7 +140,7 @@ TEST_CASE("every ioctl attribute in the headers is in the schema", "[schema][hea
 }
 
 TEST_CASE("every rdma_cm command in the headers is in the schema", "[schema][headers]") {
-  auto names = Enumerators("rdma_user_cm.h", "RDMA_USER_CM_CMD_[A-Z0-9_]+");
+  auto names = Enumerators("rdma_user_cm.h", {"RDMA_USER_CM_CMD_"});
   REQUIRE(names.size() >= 23);
   std::set<std::string> schema;
   for (const auto& c : UcmaCommands()) schema.insert(std::string(c.name));
@@ -111,9 +157,12 @@ void CheckLayout(const Layout& layout, std::set<const Layout*>& seen) {
     if (f.kind == FieldKind::kStruct) {
       REQUIRE(f.nested != nullptr);
       CHECK(f.nested->size == f.size);
+      // A handle rule reads the request from offset 0: only top-level layouts may have one.
+      for (const auto& g : f.nested->fields) CHECK(g.rule == nullptr);
       CheckLayout(*f.nested, seen);
     }
     if (f.kind == FieldKind::kHandle) CHECK(f.object != kNoObject);
+    if (f.rule != nullptr) CHECK(f.kind == FieldKind::kHandle);
     if (f.kind == FieldKind::kEnum || f.kind == FieldKind::kFlags) CHECK(f.names != nullptr);
     if (!f.length_field.empty()) CHECK(layout.Find(f.length_field) != nullptr);
     CHECK(f.length_unit >= 1);
@@ -146,6 +195,81 @@ TEST_CASE("every layout fits its struct", "[schema]") {
     if (c.response != nullptr) CheckLayout(*c.response, seen);
   }
   CHECK(seen.size() > 100);
+}
+
+// HandleUseOf for field `name` of the request of legacy command `command`.
+template <typename Cmd>
+HandleUse UseOf(uint32_t command, std::string_view name, const Cmd& cmd) {
+  const WriteCommand* c = FindWriteCommand(command);
+  REQUIRE(c != nullptr);
+  const Field* f = c->request->Find(name);
+  REQUIRE(f != nullptr);
+  return HandleUseOf(*f, std::as_bytes(std::span(&cmd, 1)));
+}
+
+TEST_CASE("handle rules: the object a handle names follows the kernel handler", "[schema]") {
+  constexpr uint32_t kExCreateQp = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_QP;
+  const auto object = [](HandleUse u) { return u.object; };
+  // create_qp(): an XRC target QP's pd_handle is its XRCD, and a failed lookup is EINVAL; it
+  // has no CQs or SRQ. Other QPs name a PD.
+  ib_uverbs_create_qp qp{};
+  qp.qp_type = IB_UVERBS_QPT_XRC_TGT;
+  const HandleUse xrcd = UseOf(IB_USER_VERBS_CMD_CREATE_QP, "pd_handle", qp);
+  CHECK(xrcd.object == UVERBS_OBJECT_XRCD);
+  CHECK(xrcd.lookup_errno == EINVAL);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "send_cq_handle", qp)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "recv_cq_handle", qp)) == kNoObject);
+  qp.is_srq = 1;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "srq_handle", qp)) == kNoObject);
+  qp.qp_type = IB_UVERBS_QPT_RC;
+  const HandleUse pd = UseOf(IB_USER_VERBS_CMD_CREATE_QP, "pd_handle", qp);
+  CHECK(pd.object == UVERBS_OBJECT_PD);
+  CHECK(pd.lookup_errno == 0);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "send_cq_handle", qp)) == UVERBS_OBJECT_CQ);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "recv_cq_handle", qp)) == UVERBS_OBJECT_CQ);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "srq_handle", qp)) == UVERBS_OBJECT_SRQ);
+  qp.is_srq = 0;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "srq_handle", qp)) == kNoObject);
+  qp.qp_type = IB_UVERBS_QPT_XRC_INI;  // a send CQ, no receive side
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "send_cq_handle", qp)) == UVERBS_OBJECT_CQ);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "recv_cq_handle", qp)) == kNoObject);
+  qp.qp_type = 1;  // IB_QPT_GSI: EINVAL before any handle is read
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_QP, "pd_handle", qp)) == kNoObject);
+
+  // The same in EX_CREATE_QP, plus the indirection table (only with its comp_mask bit), which
+  // drops the receive CQ, and the send CQ when there is no send queue.
+  ib_uverbs_ex_create_qp ex{};
+  ex.qp_type = IB_UVERBS_QPT_XRC_TGT;
+  CHECK(object(UseOf(kExCreateQp, "pd_handle", ex)) == UVERBS_OBJECT_XRCD);
+  ex.qp_type = IB_UVERBS_QPT_RAW_PACKET;
+  CHECK(object(UseOf(kExCreateQp, "pd_handle", ex)) == UVERBS_OBJECT_PD);
+  CHECK(object(UseOf(kExCreateQp, "rwq_ind_tbl_handle", ex)) == kNoObject);
+  ex.comp_mask = IB_UVERBS_CREATE_QP_MASK_IND_TABLE;
+  CHECK(object(UseOf(kExCreateQp, "rwq_ind_tbl_handle", ex)) == UVERBS_OBJECT_RWQ_IND_TBL);
+  CHECK(object(UseOf(kExCreateQp, "recv_cq_handle", ex)) == kNoObject);
+  CHECK(object(UseOf(kExCreateQp, "send_cq_handle", ex)) == kNoObject);
+  ex.max_send_wr = 1;
+  CHECK(object(UseOf(kExCreateQp, "send_cq_handle", ex)) == UVERBS_OBJECT_CQ);
+
+  // REREG_MR reads the PD only with IB_MR_REREG_PD; CREATE_XSRQ the XRCD only for XRC SRQs
+  // and the CQ for XRC and TM ones; OPEN_QP always names an XRCD.
+  ib_uverbs_rereg_mr rereg{};
+  rereg.flags = kMrReregTrans;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_REREG_MR, "pd_handle", rereg)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_REREG_MR, "mr_handle", rereg)) == UVERBS_OBJECT_MR);
+  rereg.flags = kMrReregPd;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_REREG_MR, "pd_handle", rereg)) == UVERBS_OBJECT_PD);
+  ib_uverbs_create_xsrq xsrq{};
+  xsrq.srq_type = IB_UVERBS_SRQT_BASIC;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "xrcd_handle", xsrq)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "cq_handle", xsrq)) == kNoObject);
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "pd_handle", xsrq)) == UVERBS_OBJECT_PD);
+  xsrq.srq_type = IB_UVERBS_SRQT_TM;
+  CHECK(object(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "cq_handle", xsrq)) == UVERBS_OBJECT_CQ);
+  xsrq.srq_type = IB_UVERBS_SRQT_XRC;
+  CHECK(UseOf(IB_USER_VERBS_CMD_CREATE_XSRQ, "xrcd_handle", xsrq).lookup_errno == EINVAL);
+  ib_uverbs_open_qp open{};
+  CHECK(UseOf(IB_USER_VERBS_CMD_OPEN_QP, "pd_handle", open).object == UVERBS_OBJECT_XRCD);
 }
 
 TEST_CASE("write commands: sizes and lifecycle fields are consistent", "[schema]") {

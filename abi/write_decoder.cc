@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
+#include <string_view>
 
 namespace rxp::abi {
 namespace {
@@ -56,30 +58,174 @@ Result<void> ValidateWrs(const WriteCommand& c, std::span<const std::byte> core,
   return Ok();
 }
 
-// EX_CREATE_RWQ_IND_TBL (ib_uverbs_ex_create_rwq_ind_table): 1 << log_ind_tbl_size u32 WQ
-// handles follow, padded to 8 bytes when there is a single one.
+// EX_CREATE_RWQ_IND_TBL, as ib_uverbs_ex_create_rwq_ind_table() reads it: comp_mask must be
+// zero (EOPNOTSUPP), log_ind_tbl_size at most IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE (EINVAL), then
+// exactly 1 << log_ind_tbl_size u32 WQ handles (uverbs_request_next: ENOSPC when short) and
+// nothing but zeros after them (uverbs_request_finish: EOPNOTSUPP). The 4 bytes rdma-core adds
+// after a single handle to fill the last 8-byte word are such zeros, not a requirement.
 Result<void> ValidateWqHandles(const WriteCommand& c, std::span<const std::byte> core) {
-  const auto log_size = static_cast<uint32_t>(
-      ReadField(core, offsetof(ib_uverbs_ex_create_rwq_ind_table, log_ind_tbl_size), 4));
-  if (log_size > IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE)
-    return Fail(EINVAL, "{}: log_ind_tbl_size {} exceeds {}", c.short_name, log_size,
-                IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE);
-  const size_t handles = size_t{1} << log_size;
-  size_t expected = handles * sizeof(uint32_t);
-  if (handles == 1) expected += sizeof(uint32_t);
-  if (core.size() < sizeof(ib_uverbs_ex_create_rwq_ind_table) + expected)
-    return Fail(EINVAL, "{}: {} WQ handles need {} bytes, got {}", c.short_name, handles,
-                sizeof(ib_uverbs_ex_create_rwq_ind_table) + expected, core.size());
+  ib_uverbs_ex_create_rwq_ind_table cmd;
+  std::memcpy(&cmd, core.data(), sizeof(cmd));  // uverbs_request_start: req_size checked
+  if (cmd.comp_mask != 0)
+    return Fail(EOPNOTSUPP, "{}: comp_mask {:#x} is not zero", c.short_name, cmd.comp_mask);
+  if (cmd.log_ind_tbl_size > IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE)
+    return Fail(EINVAL, "{}: log_ind_tbl_size {} exceeds {}", c.short_name,
+                cmd.log_ind_tbl_size, IB_USER_VERBS_MAX_LOG_IND_TBL_SIZE);
+  const size_t handles = size_t{1} << cmd.log_ind_tbl_size;
+  size_t left = core.size() - sizeof(cmd);
+  if (!Take(left, handles * sizeof(uint32_t)))
+    return Fail(ENOSPC, "{}: {} WQ handles need {} bytes after the request, got {}",
+                c.short_name, handles, handles * sizeof(uint32_t), core.size() - sizeof(cmd));
+  if (!AllZero(core.last(left)))
+    return Fail(EOPNOTSUPP, "{}: non-zero bytes after the {} WQ handles", c.short_name, handles);
   return Ok();
 }
 
-// EX_CREATE_FLOW (ib_uverbs_ex_create_flow): flow_attr.size bytes of specs follow the struct.
+// Flow steering constants of include/rdma/ib_verbs.h, which the UAPI headers do not carry.
+constexpr uint32_t kFlowAttrAllDefault = 0x1, kFlowAttrMcDefault = 0x2;  // ib_flow_attr_type
+constexpr uint32_t kFlowAttrFlagsDontTrap = 1u << 1;                      // ib_flow_flags
+constexpr uint32_t kFlowAttrFlagsReserved = 1u << 3;
+constexpr uint32_t kFlowSpecSupportLayers = 10;  // IB_FLOW_SPEC_SUPPORT_LAYERS
+constexpr uint32_t kFlowSpecInner = 0x100;       // IB_FLOW_SPEC_INNER
+constexpr uint32_t kFlowSpecVxlanTunnel = 0x50;  // IB_FLOW_SPEC_VXLAN_TUNNEL
+constexpr uint32_t kFlowSpecActionTag = 0x1000;  // IB_FLOW_SPEC_ACTION_TAG: the first action
+
+// sizeof(struct ib_uverbs_flow_spec) (core/uverbs.h): the union of the specs uverbs knows.
+constexpr size_t kUverbsFlowSpecSize = std::max(
+    {sizeof(ib_uverbs_flow_spec_hdr), sizeof(ib_uverbs_flow_spec_eth),
+     sizeof(ib_uverbs_flow_spec_ipv4), sizeof(ib_uverbs_flow_spec_esp),
+     sizeof(ib_uverbs_flow_spec_tcp_udp), sizeof(ib_uverbs_flow_spec_ipv6),
+     sizeof(ib_uverbs_flow_spec_action_tag), sizeof(ib_uverbs_flow_spec_action_drop),
+     sizeof(ib_uverbs_flow_spec_action_handle), sizeof(ib_uverbs_flow_spec_action_count)});
+
+// The filter specs ib_uverbs_kern_spec_to_ib_spec_filter() knows, by type without
+// IB_FLOW_SPEC_INNER, with the size of the kernel's own filter struct (include/rdma/ib_verbs.h):
+// the most of a user filter it takes; mask bytes past it must be zero (spec_filter_size).
+struct FlowFilter {
+  uint32_t type;
+  std::string_view name;
+  uint16_t kernel_size;
+};
+constexpr FlowFilter kFlowFilters[] = {
+    {0x20, "ETH", 16},           // struct ib_flow_eth_filter
+    {0x30, "IPV4", 12},          // struct ib_flow_ipv4_filter
+    {0x31, "IPV6", 39},          // struct ib_flow_ipv6_filter (__packed)
+    {0x34, "ESP", 8},            // struct ib_flow_esp_filter
+    {0x40, "TCP", 4},            // struct ib_flow_tcp_udp_filter
+    {0x41, "UDP", 4},            // struct ib_flow_tcp_udp_filter
+    {0x50, "VXLAN_TUNNEL", 4},   // struct ib_flow_tunnel_filter
+    {0x51, "GRE", 8},            // struct ib_flow_gre_filter
+    {0x60, "MPLS", 4},           // struct ib_flow_mpls_filter
+};
+
+// The action specs kern_spec_to_ib_spec_action() knows: the one size each must have, and the
+// errno it answers for another.
+struct FlowAction {
+  uint32_t type;
+  std::string_view name;
+  uint16_t size;
+  int wrong_size;
+};
+constexpr FlowAction kFlowActions[] = {
+    {0x1000, "ACTION_TAG", sizeof(ib_uverbs_flow_spec_action_tag), EINVAL},
+    {0x1001, "ACTION_DROP", sizeof(ib_uverbs_flow_spec_action_drop), EINVAL},
+    {0x1002, "ACTION_HANDLE", sizeof(ib_uverbs_flow_spec_action_handle), EOPNOTSUPP},
+    {0x1003, "ACTION_COUNT", sizeof(ib_uverbs_flow_spec_action_count), EINVAL},
+};
+
+// One spec of hdr.size bytes (all present), as kern_spec_to_ib_spec() sizes it.
+Result<void> ValidateFlowSpec(const WriteCommand& c, unsigned index,
+                              std::span<const std::byte> spec) {
+  ib_uverbs_flow_spec_hdr hdr;
+  std::memcpy(&hdr, spec.data(), sizeof(hdr));
+  if (hdr.reserved != 0)
+    return Fail(EINVAL, "{}: flow spec {} has a non-zero reserved field", c.short_name, index);
+  if (hdr.type >= kFlowSpecActionTag) {  // kern_spec_to_ib_spec_action()
+    const auto* a = std::find_if(std::begin(kFlowActions), std::end(kFlowActions),
+                                 [&](const FlowAction& x) { return x.type == hdr.type; });
+    if (a == std::end(kFlowActions))
+      return Fail(EINVAL, "{}: flow spec {} has unknown action type {:#x}", c.short_name, index,
+                  hdr.type);
+    if (hdr.size != a->size)
+      return Fail(a->wrong_size, "{}: flow spec {} ({}) is {} bytes, not {}", c.short_name,
+                  index, a->name, hdr.size, a->size);
+    return Ok();
+  }
+  // kern_spec_to_ib_spec_filter(): value and mask of (size - header) / 2 bytes each.
+  if (hdr.size < sizeof(hdr))
+    return Fail(EINVAL, "{}: flow spec {} is {} bytes, shorter than its header", c.short_name,
+                index, hdr.size);
+  const size_t filter = (hdr.size - sizeof(hdr)) / 2;
+  if (filter % 4 != 0)  // ib_uverbs_kern_spec_to_ib_spec_filter()
+    return Fail(EINVAL, "{}: flow spec {} has a {}-byte filter, not a multiple of 4",
+                c.short_name, index, filter);
+  if (hdr.type == (kFlowSpecInner | kFlowSpecVxlanTunnel))
+    return Fail(EINVAL, "{}: flow spec {} is an inner VXLAN tunnel", c.short_name, index);
+  const uint32_t type = hdr.type & ~kFlowSpecInner;
+  const auto* f = std::find_if(std::begin(kFlowFilters), std::end(kFlowFilters),
+                               [&](const FlowFilter& x) { return x.type == type; });
+  if (f == std::end(kFlowFilters))
+    return Fail(EINVAL, "{}: flow spec {} has unknown filter type {:#x}", c.short_name, index,
+                hdr.type);
+  // spec_filter_size(): an empty filter is refused, a longer one must zero its unknown mask.
+  if (filter == 0)
+    return Fail(EINVAL, "{}: flow spec {} ({}) has an empty filter", c.short_name, index,
+                f->name);
+  const auto mask = spec.subspan(sizeof(hdr) + filter, filter);
+  if (filter > f->kernel_size && !AllZero(mask.subspan(f->kernel_size)))
+    return Fail(EINVAL, "{}: flow spec {} ({}) sets mask bytes past the kernel's {}-byte filter",
+                c.short_name, index, f->name, f->kernel_size);
+  return Ok();
+}
+
+// EX_CREATE_FLOW, as ib_uverbs_ex_create_flow() reads it, in its order: the flow_attr checks
+// (EINVAL), flow_attr.size bytes of specs (uverbs_request_next: ENOSPC when short), nothing but
+// zeros after them (uverbs_request_finish: EOPNOTSUPP), then each spec as
+// kern_spec_to_ib_spec() sizes it, and no bytes or specs left over (EINVAL). Not here:
+// CAP_NET_RAW (EPERM; the policy's kFlowSteering decides), the port, the QP and the objects
+// named inside action specs (the kernel's). The kernel walks the specs only after looking up
+// the port and the QP, so a request wrong in both ways is EINVAL here where it may be ENOENT
+// there.
 Result<void> ValidateFlowSpecs(const WriteCommand& c, std::span<const std::byte> core) {
-  const size_t size = ReadField(
-      core, offsetof(ib_uverbs_create_flow, flow_attr) + offsetof(ib_uverbs_flow_attr, size), 2);
-  if (size > core.size() - sizeof(ib_uverbs_create_flow))
-    return Fail(EINVAL, "{}: flow_attr.size {} exceeds the {} bytes of specs", c.short_name,
-                size, core.size() - sizeof(ib_uverbs_create_flow));
+  static_assert(sizeof(ib_uverbs_create_flow) ==
+                offsetof(ib_uverbs_create_flow, flow_attr) + sizeof(ib_uverbs_flow_attr));
+  ib_uverbs_create_flow cmd;
+  std::memcpy(&cmd, core.data(), sizeof(cmd));  // uverbs_request_start: req_size checked
+  const ib_uverbs_flow_attr& fa = cmd.flow_attr;
+  if (cmd.comp_mask != 0)
+    return Fail(EINVAL, "{}: comp_mask {:#x} is not zero", c.short_name, cmd.comp_mask);
+  if (fa.flags >= kFlowAttrFlagsReserved)
+    return Fail(EINVAL, "{}: flow_attr.flags {:#x} has reserved bits", c.short_name, fa.flags);
+  if ((fa.flags & kFlowAttrFlagsDontTrap) != 0 &&
+      (fa.type == kFlowAttrAllDefault || fa.type == kFlowAttrMcDefault))
+    return Fail(EINVAL, "{}: DONT_TRAP on a default rule (type {})", c.short_name, fa.type);
+  if (fa.num_of_specs > kFlowSpecSupportLayers)
+    return Fail(EINVAL, "{}: {} flow specs, the kernel takes at most {}", c.short_name,
+                fa.num_of_specs, kFlowSpecSupportLayers);
+  if (fa.size > fa.num_of_specs * kUverbsFlowSpecSize)
+    return Fail(EINVAL, "{}: flow_attr.size {} exceeds {} specs of at most {} bytes",
+                c.short_name, fa.size, fa.num_of_specs, kUverbsFlowSpecSize);
+  if (fa.reserved[0] != 0 || fa.reserved[1] != 0)
+    return Fail(EINVAL, "{}: flow_attr.reserved is not zero", c.short_name);
+  size_t left = core.size() - sizeof(cmd);
+  const size_t specs_size = fa.num_of_specs != 0 ? fa.size : 0;
+  if (!Take(left, specs_size))
+    return Fail(ENOSPC, "{}: flow_attr.size {} exceeds the {} bytes after the request",
+                c.short_name, fa.size, core.size() - sizeof(cmd));
+  if (!AllZero(core.last(left)))
+    return Fail(EOPNOTSUPP, "{}: non-zero bytes after the flow specs", c.short_name);
+  auto specs = core.subspan(sizeof(cmd), specs_size);
+  unsigned i = 0;
+  for (; i < fa.num_of_specs && specs.size() >= sizeof(ib_uverbs_flow_spec_hdr); ++i) {
+    const auto size = static_cast<uint16_t>(
+        ReadField(specs, offsetof(ib_uverbs_flow_spec_hdr, size), sizeof(uint16_t)));
+    if (specs.size() < size) break;
+    RXP_TRY(ValidateFlowSpec(c, i, specs.first(size)));
+    specs = specs.subspan(size);
+  }
+  if (!specs.empty() || i != fa.num_of_specs)
+    return Fail(EINVAL, "{}: {} of {} flow specs fit in flow_attr.size, {} bytes left over",
+                c.short_name, i, fa.num_of_specs, specs.size());
   return Ok();
 }
 

@@ -2,6 +2,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
+#include <cstring>
+
 #include "abi/testing/request_builder.h"
 #include "abi/ucma_decoder.h"
 
@@ -164,7 +167,28 @@ TEST_CASE("extended commands: words, reserved header, response rules", "[write]"
   }
 }
 
-TEST_CASE("EX_CREATE_RWQ_IND_TBL: handle table sized by log_ind_tbl_size", "[write]") {
+// The errno ValidateWriteBody gives a legacy command's core bytes (INVOKE_WRITE's CORE_IN).
+int BodyErrno(uint32_t command, const std::vector<std::byte>& core) {
+  const WriteCommand* c = FindWriteCommand(command);
+  REQUIRE(c != nullptr);
+  auto r = ValidateWriteBody(*c, core);
+  return r.ok() ? 0 : r.error().errnum;
+}
+
+// Bytes of `value` followed by `extra`.
+template <typename T>
+std::vector<std::byte> Then(const T& value, const std::vector<std::byte>& extra) {
+  std::vector<std::byte> b(sizeof(T) + extra.size());
+  std::memcpy(b.data(), &value, sizeof(T));
+  if (!extra.empty()) std::memcpy(b.data() + sizeof(T), extra.data(), extra.size());
+  return b;
+}
+
+constexpr uint32_t kExRwqIndTbl =
+    IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL;
+
+TEST_CASE("EX_CREATE_RWQ_IND_TBL: exactly 1 << log_ind_tbl_size handles, as the kernel reads them",
+          "[write]") {
   // ib_uverbs_ex_create_rwq_ind_table {comp_mask, log_ind_tbl_size} + u32 wq_handles[].
   struct Req {
     uint32_t comp_mask;
@@ -174,10 +198,157 @@ TEST_CASE("EX_CREATE_RWQ_IND_TBL: handle table sized by log_ind_tbl_size", "[wri
   static_assert(offsetof(Req, handles) == sizeof(ib_uverbs_ex_create_rwq_ind_table));
   req.log_ind_tbl_size = 2;  // 4 handles
   CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == 0);
-  req.log_ind_tbl_size = 3;  // 8 handles, only 4 present
-  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == EINVAL);
+  // uverbs_request_next(): 8 handles, only 4 present.
+  req.log_ind_tbl_size = 3;
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == ENOSPC);
   req.log_ind_tbl_size = 30;
   CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == EINVAL);
+  req.log_ind_tbl_size = 2;
+  req.comp_mask = 1;
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, req, 0x1000, 2)) == EOPNOTSUPP);
+
+  // One handle: the kernel reads 4 bytes of handles and no pad. INVOKE_WRITE's CORE_IN may end
+  // right after it; a write() fills its last 8-byte word with zeros, which the kernel accepts
+  // (uverbs_request_finish) -- and refuses with EOPNOTSUPP when they are not zeros.
+  ib_uverbs_ex_create_rwq_ind_table one{};
+  const std::vector<std::byte> handle{std::byte{7}, std::byte{0}, std::byte{0}, std::byte{0}};
+  CHECK(BodyErrno(kExRwqIndTbl, Then(one, handle)) == 0);
+  CHECK(BodyErrno(kExRwqIndTbl, Then(one, {handle.begin(), handle.begin() + 3})) == ENOSPC);
+  CHECK(BodyErrno(kExRwqIndTbl, Bytes(one)) == ENOSPC);
+  auto padded = Then(one, handle);
+  padded.resize(padded.size() + 4);
+  CHECK(BodyErrno(kExRwqIndTbl, padded) == 0);
+  padded.back() = std::byte{1};
+  CHECK(BodyErrno(kExRwqIndTbl, padded) == EOPNOTSUPP);
+  // The same through write(): in_words counts whole 8-byte words.
+  std::array<std::byte, sizeof(one) + 8> write_one{};
+  std::memcpy(write_one.data(), &one, sizeof(one));
+  write_one[sizeof(one)] = std::byte{7};
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_RWQ_IND_TBL, write_one, 0x1000, 2)) == 0);
+}
+
+constexpr uint32_t kExCreateFlow =
+    IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW;
+
+// ib_uverbs_create_flow with one ETH spec, as ibv_create_flow lays it out. The struct ends in a
+// flexible array, so the two parts are kept apart and joined as bytes.
+ib_uverbs_create_flow EthFlowCmd() {
+  ib_uverbs_create_flow c{};
+  c.qp_handle = 1;
+  c.flow_attr.size = sizeof(ib_uverbs_flow_spec_eth);
+  c.flow_attr.num_of_specs = 1;
+  c.flow_attr.port = 1;
+  return c;
+}
+ib_uverbs_flow_spec_eth EthSpec() {
+  ib_uverbs_flow_spec_eth e{};
+  e.type = 0x20;  // IB_FLOW_SPEC_ETH
+  e.size = sizeof(ib_uverbs_flow_spec_eth);
+  e.val.ether_type = 0x0008;
+  e.mask.ether_type = 0xffff;
+  return e;
+}
+
+TEST_CASE("EX_CREATE_FLOW: flow_attr and spec sizes refused with the kernel's errno", "[write]") {
+  auto cmd = EthFlowCmd();
+  auto eth = EthSpec();
+  const auto body = [&](size_t cut = 0) {
+    auto b = Then(cmd, Bytes(eth));
+    b.resize(b.size() - cut);
+    return BodyErrno(kExCreateFlow, b);
+  };
+  REQUIRE(body() == 0);
+  std::array<std::byte, sizeof(ib_uverbs_create_flow) + sizeof(ib_uverbs_flow_spec_eth)> wire;
+  std::memcpy(wire.data(), Then(cmd, Bytes(eth)).data(), wire.size());
+  CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_CREATE_FLOW, wire, 0x1000, 1)) == 0);
+
+  SECTION("specs shorter than flow_attr.size: uverbs_request_next() says ENOSPC") {
+    CHECK(body(8) == ENOSPC);
+    CHECK(body(sizeof(ib_uverbs_flow_spec_eth)) == ENOSPC);
+  }
+  SECTION("non-zero bytes after the specs: uverbs_request_finish() says EOPNOTSUPP") {
+    auto b = Then(cmd, Bytes(eth));
+    b.resize(b.size() + 8);
+    CHECK(BodyErrno(kExCreateFlow, b) == 0);
+    b.back() = std::byte{1};
+    CHECK(BodyErrno(kExCreateFlow, b) == EOPNOTSUPP);
+  }
+  SECTION("flow_attr checks before the specs are read: EINVAL") {
+    cmd.comp_mask = 1;
+    CHECK(body(8) == EINVAL);  // comp_mask is checked first, even with specs missing
+    cmd = EthFlowCmd();
+    cmd.flow_attr.flags = 1u << 3;  // IB_FLOW_ATTR_FLAGS_RESERVED
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.flags = 1u << 1;  // DONT_TRAP on an ALL_DEFAULT rule
+    cmd.flow_attr.type = 1;
+    CHECK(body() == EINVAL);
+    cmd.flow_attr.type = 0;
+    CHECK(body() == 0);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.num_of_specs = 11;  // > IB_FLOW_SPEC_SUPPORT_LAYERS
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.size = 0x1000;  // more than one spec of sizeof(ib_uverbs_flow_spec)
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    cmd.flow_attr.reserved[1] = 1;
+    CHECK(body() == EINVAL);
+  }
+  SECTION("specs as kern_spec_to_ib_spec() sizes them") {
+    cmd.flow_attr.num_of_specs = 2;  // one spec's bytes for two specs
+    CHECK(body() == EINVAL);
+    cmd = EthFlowCmd();
+    eth.size = sizeof(ib_uverbs_flow_spec_eth) - 8;  // bytes left over after the spec
+    CHECK(body() == EINVAL);
+    eth = EthSpec();
+    eth.reserved = 1;
+    CHECK(body() == EINVAL);
+    eth = EthSpec();
+    eth.type = 0x22;  // IB_FLOW_SPEC_IB: no filter the kernel knows
+    CHECK(body() == EINVAL);
+    eth.type = 0x150;  // IB_FLOW_SPEC_INNER | IB_FLOW_SPEC_VXLAN_TUNNEL
+    CHECK(body() == EINVAL);
+    eth.type = 0x120;  // inner ETH
+    CHECK(body() == 0);
+  }
+  SECTION("filters: 4-byte aligned, not empty, unknown mask bytes zero") {
+    // An ETH spec with a 20-byte filter: 4 bytes more than the kernel's ib_flow_eth_filter.
+    ib_uverbs_create_flow c{};
+    ib_uverbs_flow_spec_hdr h{0x20, 8 + 2 * 20, 0};
+    c.flow_attr.num_of_specs = 1;
+    c.flow_attr.size = h.size;
+    std::vector<std::byte> filter(2 * 20);  // value, then mask
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, filter))) == 0);
+    filter[18] = std::byte{1};  // only the mask's extra bytes are checked
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, filter))) == 0);
+    filter[20 + 18] = std::byte{1};
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, filter))) == EINVAL);
+    // A 6-byte filter (hdr + 12 bytes) is not 4-byte aligned; an empty one is refused.
+    h.size = 8 + 12;
+    c.flow_attr.size = h.size;
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(h, std::vector<std::byte>(12)))) == EINVAL);
+    h.size = 8;
+    c.flow_attr.size = 8;
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Bytes(h))) == EINVAL);
+  }
+  SECTION("actions: exact sizes, EOPNOTSUPP for a flow action handle") {
+    ib_uverbs_create_flow c{};
+    ib_uverbs_flow_spec_action_handle a{};
+    const std::vector<std::byte> zeros(8);
+    c.flow_attr.num_of_specs = 1;
+    c.flow_attr.size = sizeof(a);
+    a.type = 0x1002;  // IB_FLOW_SPEC_ACTION_HANDLE
+    a.size = sizeof(a);
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == 0);
+    c.flow_attr.size = sizeof(a) + 8;
+    a.size = sizeof(a) + 8;
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == EOPNOTSUPP);
+    a.type = 0x1003;  // IB_FLOW_SPEC_ACTION_COUNT of the wrong size
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == EINVAL);
+    a.type = 0x1004;  // no such action
+    CHECK(BodyErrno(kExCreateFlow, Then(c, Then(a, zeros))) == EINVAL);
+  }
 }
 
 TEST_CASE("core bytes past the struct must be zero", "[write]") {

@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
+#include <string_view>
 #include <unordered_map>
 
 #include "abi/result.h"
@@ -23,6 +25,13 @@ class ObjectTable {
  public:
   // The object `handle` as a `type` (kAnyObject accepts any type).
   Result<const TrackedObject*> Lookup(uint64_t handle, abi::ObjectId type) const;
+  // Looks up every handle field of a legacy request (`request`: the bytes of `layout`) the way
+  // its kernel handler reads it (abi::HandleUseOf: create_qp's pd_handle names an XRCD for an
+  // XRC target QP, its srq_handle is read only with is_srq, ...), as ioctl IDR attributes are
+  // looked up. The first failure is the error, with the handler's errno. `what` names the
+  // command in the reason.
+  Result<void> CheckHandles(const abi::Layout& layout, std::span<const std::byte> request,
+                            std::string_view what) const;
   void Insert(uint32_t handle, TrackedObject object);
   // Removes `handle` and returns what it held (nullopt if unknown).
   std::optional<TrackedObject> Erase(uint32_t handle);

@@ -266,12 +266,13 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
         if (a.len != 0 && !memory.Read(a.data, c.image.bytes().subspan(at, a.len)))
           return Fail(EFAULT, "cannot read {} bytes at {:#x}", a.len, a.data);
         const auto b = c.image.bytes().subspan(at, a.len);
-        // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP).
-        if (spec.zero_trailing && a.len > spec.max_len)
-          for (size_t i = spec.max_len; i < b.size(); ++i)
+        // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP); for
+        // ENUM_IN, the struct of the selected element (uverbs_process_attr).
+        if (const abi::PtrSpec ptr = a.Ptr(); ptr.zero_trailing && a.len > ptr.max_len)
+          for (size_t i = ptr.max_len; i < b.size(); ++i)
             if (b[i] != std::byte{0})
               return Fail(EOPNOTSUPP, "{}: {} has non-zero bytes past its {}-byte struct",
-                          c.short_name, spec.name, spec.max_len);
+                          c.short_name, spec.name, ptr.max_len);
         c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
         copied.Add(a.data, at, a.len);
         if (spec.meaning == abi::AttrMeaning::kCoreIn) core_in_at = at;
@@ -305,6 +306,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   // INVOKE_WRITE: validate and translate the legacy request like a write() body.
   if (const abi::WriteCommand* wc = r.write_command) {
     RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
+    RXP_TRY(objects_.CheckHandles(*wc->request, core_in, c.short_name));
     const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
                            (abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                             abi::kMrReregTrans) != 0;
@@ -453,6 +455,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   view.core = w.core;
   view.driver_in = w.driver;
   RXP_TRY(CheckContent(engine_.policy(), view));
+  RXP_TRY(objects_.CheckHandles(*wc.request, w.core, c.short_name));
 
   const size_t base = c.image.Append(c.write_raw);
   const size_t core_at = base + static_cast<size_t>(w.core.data() - c.write_raw.data());
@@ -563,7 +566,8 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   if (built) built = Reserve(*c);
   if (!built) {
     const int errnum = built.error().errnum;
-    const Refusal why = errnum == EBADF || errnum == EFAULT ? Refusal::kState
+    const Refusal why = errnum == ENOENT || errnum == EBADF || errnum == EFAULT
+                            ? Refusal::kState
                         : (errnum == EDQUOT || errnum == ENOMEM) ? Refusal::kQuota
                                                                  : Refusal::kPolicy;
     return fail(std::move(built).error(), why);

@@ -87,6 +87,73 @@ std::vector<std::byte> AllocPd(FakeAppMemory& mem, uint64_t* resp_out) {
   return b.Build();
 }
 
+// The fake kernel answers an INVOKE_WRITE by writing `resp` to CORE_OUT (sentry mode).
+template <typename Resp>
+void AnswerCoreOut(Fixture& f, const Resp& resp) {
+  std::vector<std::byte> bytes(sizeof(Resp));  // the UAPI structs end in flexible arrays
+  std::memcpy(bytes.data(), &resp, sizeof(Resp));
+  f.host.on_ioctl = [bytes](void* arg) {
+    ib_uverbs_attr* out = Forwarded(arg).Find(UVERBS_ATTR_CORE_OUT);
+    REQUIRE(out != nullptr);
+    std::memcpy(reinterpret_cast<void*>(out->data), bytes.data(), bytes.size());
+    out->flags |= UVERBS_ATTR_F_VALID_OUTPUT;
+    return 0L;
+  };
+}
+
+// INVOKE_WRITE(`command`) with `req` as CORE_IN and a CORE_OUT of `resp_len` bytes.
+template <typename Req>
+std::vector<std::byte> InvokeWrite(FakeAppMemory& mem, uint32_t command, const Req& req,
+                                   size_t resp_len) {
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  b.Inline(UVERBS_ATTR_WRITE_CMD, command, 8)
+      .Pointer(UVERBS_ATTR_CORE_IN, mem.Put(req), sizeof(req))
+      .Pointer(UVERBS_ATTR_CORE_OUT, mem.Alloc(resp_len), static_cast<uint16_t>(resp_len));
+  return b.Build();
+}
+
+// Objects the kernel created for the file, through the engine (sentry mode): a PD, a CQ, an
+// XRCD and an RC QP with the handles the fake kernel hands out.
+void TrackPd(Fixture& f, uint32_t handle) {
+  AnswerCoreOut(f, ib_uverbs_alloc_pd_resp{handle});
+  uint64_t resp = 0;
+  REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
+}
+void TrackCq(Fixture& f, uint32_t handle) {
+  ib_uverbs_create_cq req{};
+  req.cqe = 16;
+  req.comp_channel = -1;
+  AnswerCoreOut(f, ib_uverbs_create_cq_resp{handle, 16});
+  REQUIRE(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_CREATE_CQ, req,
+                              sizeof(ib_uverbs_create_cq_resp))) == 0);
+}
+void TrackXrcd(Fixture& f, uint32_t handle) {
+  ib_uverbs_open_xrcd req{};
+  req.fd = 0xffffffff;  // no file: a private XRCD
+  AnswerCoreOut(f, ib_uverbs_open_xrcd_resp{handle});
+  REQUIRE(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_OPEN_XRCD, req,
+                              sizeof(ib_uverbs_open_xrcd_resp))) == 0);
+}
+ib_uverbs_create_qp CreateQpReq(uint8_t qp_type, uint32_t pd_handle, uint32_t cq_handle) {
+  ib_uverbs_create_qp req{};
+  req.pd_handle = pd_handle;
+  req.send_cq_handle = cq_handle;
+  req.recv_cq_handle = cq_handle;
+  req.max_send_wr = req.max_recv_wr = 1;
+  req.max_send_sge = req.max_recv_sge = 1;
+  req.qp_type = qp_type;
+  return req;
+}
+long CreateQp(Fixture& f, const ib_uverbs_create_qp& req, uint32_t handle) {
+  ib_uverbs_create_qp_resp resp{};
+  resp.qp_handle = handle;
+  AnswerCoreOut(f, resp);
+  return f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_CREATE_QP, req, sizeof(resp)));
+}
+void TrackRcQp(Fixture& f, uint32_t handle, uint32_t pd, uint32_t cq) {
+  REQUIRE(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_RC, pd, cq), handle) == 0);
+}
+
 TEST_CASE("sentry mode: outputs come back through bounce buffers, objects are tracked",
           "[engine]") {
   Fixture f;
@@ -146,11 +213,12 @@ std::vector<std::byte> RegMr(FakeAppMemory& mem, uint64_t buffer, uint64_t lengt
   return b.Build();
 }
 
-TEST_CASE("REG_MR: start is translated to the host view, hca_va kept; quota enforced",
+TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enforced",
           "[engine]") {
   PolicyConfig policy;
   policy.quotas.pinned_bytes = 64 * 1024;
   Fixture f(kMirror, policy);
+  TrackPd(f, 7);
   const uint64_t buffer = f.memory.Alloc(256 * 1024);
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
@@ -177,6 +245,16 @@ TEST_CASE("REG_MR: start is translated to the host view, hca_va kept; quota enfo
 
 TEST_CASE("identity mode: the image carries the app's own addresses", "[engine]") {
   Fixture f(0);
+  const uint64_t scratch = 0x600000000000;
+  {  // PD 7: in identity mode the kernel answers straight into the app's CORE_OUT.
+    uint64_t pd_resp = 0;
+    auto pd = f.file->BeginIoctl(f.memory, f.fds, f.memory.PutBytes(AllocPd(f.memory, &pd_resp)));
+    REQUIRE(pd.ok());
+    const ib_uverbs_alloc_pd_resp answer{7};
+    REQUIRE(f.memory.Write(pd_resp, std::as_bytes(std::span(&answer, 1))).ok());
+    auto image = (*pd)->image.Relocated(scratch);
+    REQUIRE(f.file->Complete(**pd, 0, image, scratch, f.memory, f.fds) == 0);
+  }
   const uint64_t buffer = f.memory.Alloc(8192);
   uint64_t resp = 0;
   auto req = RegMr(f.memory, buffer, 8192, &resp);
@@ -184,7 +262,6 @@ TEST_CASE("identity mode: the image carries the app's own addresses", "[engine]"
   auto c = f.file->BeginIoctl(f.memory, f.fds, arg);
   REQUIRE(c.ok());
   // Relocate at a pretend scratch address and check CORE_OUT still points to the app.
-  const uint64_t scratch = 0x600000000000;
   auto image = (*c)->image.Relocated(scratch);
   Forwarded fw(image.data());
   CHECK(fw.Find(UVERBS_ATTR_CORE_OUT)->data == resp);
@@ -196,11 +273,11 @@ TEST_CASE("identity mode: the image carries the app's own addresses", "[engine]"
   const std::array<uint32_t, 3> answer{5, 1, 2};  // mr_handle, lkey, rkey
   REQUIRE(f.memory.Write(resp, std::as_bytes(std::span(answer))).ok());
   CHECK(f.file->Complete(**c, 0, image, scratch, f.memory, f.fds) == 0);
-  CHECK(f.file->live_objects() == 1);
+  CHECK(f.file->live_objects() == 2);  // the PD and the MR
   CHECK(f.engine.usage().pinned_bytes() == 8192);
 }
 
-TEST_CASE("fds: completion channels must be this file's; new fds become app fds", "[engine]") {
+TEST_CASE("fds: completion channels must be this file's, new fds become app fds", "[engine]") {
   Fixture f;
   f.fds.Add(3, {33, FileKind::kOther, 0});                    // some non-RDMA fd
   f.fds.Add(4, {44, FileKind::kCompChannel, f.file->id()});  // a channel of this file
@@ -317,6 +394,11 @@ TEST_CASE("rxe: queue mmap cookies from create responses are mappable once", "[e
 TEST_CASE("legacy write: POST_SEND doorbell and a response through a bounce buffer",
           "[engine][write]") {
   Fixture f;
+  TrackPd(f, 7);
+  TrackCq(f, 12);
+  TrackRcQp(f, 3, 7, 12);
+  f.trace.clear();
+  const int calls = f.host.calls;
   const uint64_t resp = f.memory.Alloc(4);
   ib_uverbs_post_send p{};
   p.response = resp;
@@ -339,8 +421,154 @@ TEST_CASE("legacy write: POST_SEND doorbell and a response through a bounce buff
   buf[4] = std::byte{3};
   const uint64_t bad = f.memory.PutBytes(buf);
   CHECK(f.file->Write(f.memory, f.fds, f.host, bad, buf.size()) == -EINVAL);
-  CHECK(f.host.calls == 1);
+  CHECK(f.host.calls == calls + 1);
   CHECK(f.engine.counters().refused_decode == 1);
+  // So is a doorbell for a QP this file never created (ENOENT, as the kernel's lookup).
+  p.qp_handle = 4;
+  buf = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(buf), buf.size()) == -ENOENT);
+  CHECK(f.host.calls == calls + 1);
+  CHECK(f.engine.counters().refused_state == 1);
+}
+
+// create_qp() (uverbs_cmd.c) reads an XRC target QP's pd_handle as an XRCD handle; the proxy
+// looks it up as one, and as a PD for every other QP type -- through write(), INVOKE_WRITE and
+// (where the XRCD has its own attribute) QP.CREATE.
+TEST_CASE("an XRC target QP is created over a tracked XRCD, its pd_handle looked up as one",
+          "[engine][xrc]") {
+  Fixture f;
+  TrackPd(f, 7);
+  TrackCq(f, 12);
+  TrackXrcd(f, 9);
+  const size_t objects = f.file->live_objects();
+  int calls = f.host.calls;
+  // CQ and SRQ handles of an XRC target QP are not read by the kernel: junk passes.
+  auto tgt = CreateQpReq(IB_UVERBS_QPT_XRC_TGT, 9, 0x77);
+  tgt.srq_handle = 0x78;
+  tgt.is_srq = 1;
+  REQUIRE(CreateQp(f, tgt, 20) == 0);
+  CHECK(f.host.calls == ++calls);
+  CHECK(f.file->live_objects() == objects + 1);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_QP) == 1);
+
+  // The kernel answers EINVAL for any XRCD lookup that fails: a PD, or nothing at all.
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_XRC_TGT, 7, 12), 21) == -EINVAL);
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_XRC_TGT, 55, 12), 21) == -EINVAL);
+  // Every other QP type names a PD: the XRCD is the wrong type (EINVAL), an unknown handle is
+  // ENOENT, and so is an unknown CQ.
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_RC, 9, 12), 21) == -EINVAL);
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_RC, 55, 12), 21) == -ENOENT);
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_XRC_INI, 7, 56), 21) == -ENOENT);
+  CHECK(f.host.calls == calls);
+  REQUIRE(!f.log.empty());
+  CHECK(f.log.back().find("send_cq_handle") != std::string::npos);
+  CHECK(f.file->live_objects() == objects + 1);
+
+  // EX_CREATE_QP through INVOKE_WRITE: the same rule.
+  ib_uverbs_ex_create_qp ex{};
+  ex.pd_handle = 9;
+  ex.qp_type = IB_UVERBS_QPT_XRC_TGT;
+  ib_uverbs_ex_create_qp_resp ex_resp{};
+  ex_resp.base.qp_handle = 22;
+  AnswerCoreOut(f, ex_resp);
+  const uint32_t ex_cmd = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_QP;
+  REQUIRE(f.Ioctl(InvokeWrite(f.memory, ex_cmd, ex, sizeof(ex_resp))) == 0);
+  CHECK(f.host.calls == ++calls);
+  ex.pd_handle = 7;
+  CHECK(f.Ioctl(InvokeWrite(f.memory, ex_cmd, ex, sizeof(ex_resp))) == -EINVAL);
+  CHECK(f.host.calls == calls);
+
+  // A legacy write() CREATE_QP.
+  auto legacy = CreateQpReq(IB_UVERBS_QPT_XRC_TGT, 9, 0);
+  legacy.response = f.memory.Alloc(sizeof(ib_uverbs_create_qp_resp));
+  f.host.on_write = [&](const void* w, size_t len) {
+    ib_uverbs_create_qp seen;
+    std::memcpy(&seen, static_cast<const std::byte*>(w) + sizeof(ib_uverbs_cmd_hdr),
+                sizeof(seen));
+    ib_uverbs_create_qp_resp r{};
+    r.qp_handle = 23;
+    std::memcpy(reinterpret_cast<void*>(seen.response), &r, sizeof(r));
+    return static_cast<long>(len);
+  };
+  auto buf = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_CREATE_QP, legacy, {},
+                                       sizeof(ib_uverbs_create_qp_resp) / 4);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(buf), buf.size()) ==
+        static_cast<long>(buf.size()));
+  CHECK(f.host.calls == ++calls);
+  legacy.pd_handle = 7;
+  buf = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_CREATE_QP, legacy, {},
+                                  sizeof(ib_uverbs_create_qp_resp) / 4);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(buf), buf.size()) == -EINVAL);
+  CHECK(f.host.calls == calls);
+  CHECK(f.file->live_objects() == objects + 3);
+
+  // QP.CREATE carries the XRCD in its own attribute, an IDR of type XRCD.
+  auto qp_create = [&](uint32_t xrcd) {
+    IoctlBuilder b(UVERBS_OBJECT_QP, UVERBS_METHOD_QP_CREATE, RDMA_DRIVER_RXE);
+    b.Handle(UVERBS_ATTR_CREATE_QP_HANDLE, 0)
+        .Handle(UVERBS_ATTR_CREATE_QP_XRCD_HANDLE, xrcd, kOpt)
+        .Inline(UVERBS_ATTR_CREATE_QP_USER_HANDLE, 0, 8)
+        .Pointer(UVERBS_ATTR_CREATE_QP_CAP, f.memory.Put(ib_uverbs_qp_cap{}),
+                 sizeof(ib_uverbs_qp_cap))
+        .Inline(UVERBS_ATTR_CREATE_QP_TYPE, IB_UVERBS_QPT_XRC_TGT, 8)
+        .Pointer(UVERBS_ATTR_CREATE_QP_RESP_CAP, f.memory.Alloc(sizeof(ib_uverbs_qp_cap)),
+                 sizeof(ib_uverbs_qp_cap))
+        .Pointer(UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, f.memory.Alloc(4), 4);
+    return b.Build();
+  };
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Find(UVERBS_ATTR_CREATE_QP_HANDLE)->data = 24;
+    return 0L;
+  };
+  CHECK(f.Ioctl(qp_create(9)) == 0);
+  CHECK(f.host.calls == ++calls);
+  CHECK(f.Ioctl(qp_create(7)) == -EINVAL);
+  CHECK(f.host.calls == calls);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_QP) == 4);
+}
+
+// Linux 6.12 appends `struct mlx5_ib_uapi_reg reg_c0` to struct mlx5_ib_query_device_resp
+// (104 -> 112 bytes); the installed 6.1 headers, and so the schema's layout, end before it.
+// mlx5_ib_query_device() writes as much as the caller's buffer holds. The proxy sizes driver
+// responses by the caller's buffer, never by the schema's struct: a newer rdma-core gets all
+// 112 bytes back, and the trace prints the fields the schema names.
+TEST_CASE("mlx5 EX_QUERY_DEVICE: a 6.12 driver response longer than the installed struct",
+          "[engine][mlx5]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  constexpr size_t k612Size = 112;  // sizeof(struct mlx5_ib_query_device_resp) in 6.12
+  static_assert(sizeof(mlx5_ib_query_device_resp) < k612Size);
+  std::array<std::byte, k612Size> kernel{};
+  mlx5_ib_query_device_resp head{};
+  head.response_length = k612Size;
+  head.flags = MLX5_IB_QUERY_DEV_RESP_FLAGS_CQE_128B_COMP;
+  std::memcpy(kernel.data(), &head, sizeof(head));
+  const uint32_t reg_c0[2] = {0x12345678, 0xffff0000};  // value, mask
+  std::memcpy(kernel.data() + sizeof(head), reg_c0, sizeof(reg_c0));
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_attr* uhw = fw.Find(UVERBS_ATTR_UHW_OUT);
+    REQUIRE(uhw != nullptr);
+    REQUIRE(uhw->len == k612Size);  // the app's length reaches the kernel
+    std::memcpy(reinterpret_cast<void*>(uhw->data), kernel.data(), kernel.size());
+    uhw->flags |= UVERBS_ATTR_F_VALID_OUTPUT;
+    fw.Output(UVERBS_ATTR_CORE_OUT,
+              std::array<std::byte, sizeof(ib_uverbs_ex_query_device_resp)>{});
+    return 0L;
+  };
+  const uint64_t uhw_out = f.memory.Alloc(k612Size);
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+  b.Inline(UVERBS_ATTR_WRITE_CMD,
+           IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0, sizeof(ib_uverbs_ex_query_device))
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_ex_query_device_resp)),
+               sizeof(ib_uverbs_ex_query_device_resp))
+      .Pointer(UVERBS_ATTR_UHW_OUT, uhw_out, k612Size, kOpt);
+  REQUIRE(f.Ioctl(b.Build()) == 0);
+  const auto app = f.memory.Get<std::array<std::byte, k612Size>>(uhw_out);
+  CHECK(std::memcmp(app.data(), kernel.data(), k612Size) == 0);  // reg_c0 included
+  REQUIRE(f.trace.size() == 1);
+  CHECK(f.trace[0].find("uhw={comp_mask=0x0 response_length=112 flags=0x1}") !=
+        std::string::npos);
 }
 
 TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engine]") {

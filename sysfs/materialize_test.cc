@@ -64,7 +64,7 @@ TEST_CASE("The kernel's own realpath() agrees with the VFS on a materialized tre
   CHECK((st.st_mode & 0222) == 0);  // read-only like the attributes it stands for
 }
 
-TEST_CASE("Repeated contents are hard links to one file; distinct ones are not") {
+TEST_CASE("Repeated contents are hard links to one file, distinct ones are not") {
   TempDir tmp;
   REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
   struct stat a {}, b {}, c {};

@@ -44,7 +44,7 @@ TEST_CASE("Selecting a device keeps its netdevs and the GPUs, not other NICs") {
   CHECK_THAT(Select(host, o).error().reason, Catch::Contains("no RDMA device 'mlx5_7'"));
 }
 
-TEST_CASE("A VF brings its PF along; function 1 brings function 0") {
+TEST_CASE("A VF brings its PF along, function 1 brings function 0") {
   Snapshot host = testing::MiniHost();
   SelectOptions o;
   o.devices = std::vector<std::string>{};

@@ -23,7 +23,7 @@ TEST_CASE("Path classes follow the PCI nesting") {
   CHECK(PciPathType(s, B("0000:82:00.0"), B("0000:99:00.0")) == PathType::kNone);
 }
 
-TEST_CASE("Two switch levels are PXB; separate host bridges on one node are NODE") {
+TEST_CASE("Two switch levels are PXB, separate host bridges on one node are NODE") {
   Snapshot s = testing::MiniHost();
   // Put a second switch level above the NIC: 02:00.0 -> 03:00.0 becomes a switch upstream
   // port whose downstream port 04:... hosts a new NIC.
