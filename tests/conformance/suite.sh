@@ -176,10 +176,10 @@ next_port() { port=$((port + 1)); echo "$port"; }
 
 # perftest cannot always calibrate its cycle counter on a loaded (emulated) CPU and then quits
 # with "Can't produce a report", natively or not: such a run is repeated, up to 3 times.
-retry_calibration() {
-  local tag=$1 attempt; shift
+retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
+  local tag=$1 wrap=$2 attempt; shift 2
   for attempt in 1 2 3; do
-    "$@" "$tag" && return 0
+    "$@" "$tag" "$wrap" && return 0
     grep -qs "Can't produce a report" "$work/$tag".server "$work/$tag".client || return 1
   done
   return 1
@@ -300,8 +300,8 @@ run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
 }
 bw_case() {  # bw_case NAME PROG
   local name=$1 prog=$2
-  retry_calibration "$name.native" run_perftest "$prog" "-D 2" "" && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" run_perftest "$prog" "-D 2" proxied && proxied_ok=1 || proxied_ok=0
+  retry_calibration "$name.native" "" run_perftest "$prog" "-D 2" && native_ok=1 || native_ok=0
+  retry_calibration "$name.proxied" proxied run_perftest "$prog" "-D 2" && proxied_ok=1 || proxied_ok=0
   local n p
   n=$(bw_row "$work/$name.native.client")
   p=$(bw_row "$work/$name.proxied.client")
@@ -316,7 +316,8 @@ bw_case() {  # bw_case NAME PROG
       fail "$name" "rows differ: '$n' / '$p'"
     fi
   else
-    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok, rows '$n' / '$p'"
+    show "$name.native"; show "$name.proxied"
   fi
 }
 case_write_bw() { bw_case write_bw ib_write_bw; }
@@ -325,8 +326,8 @@ case_send_bw() { bw_case send_bw ib_send_bw; }
 case_atomic_bw() { bw_case atomic_bw ib_atomic_bw; }
 case_write_lat() {
   local name=write_lat
-  retry_calibration "$name.native" run_perftest ib_write_lat "-n 500" "" && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" run_perftest ib_write_lat "-n 500" proxied && proxied_ok=1 || proxied_ok=0
+  retry_calibration "$name.native" "" run_perftest ib_write_lat "-n 500" && native_ok=1 || native_ok=0
+  retry_calibration "$name.proxied" proxied run_perftest ib_write_lat "-n 500" && proxied_ok=1 || proxied_ok=0
   local n p
   n=$(lat_row "$work/$name.native.client")
   p=$(lat_row "$work/$name.proxied.client")
@@ -395,7 +396,7 @@ case_verbs_exercise() {
   native=$("$EXERCISE" "$DEV0" "$GID0" 2>&1) || nrc=$?
   proxy=$(proxied "$EXERCISE" "$DEV0" "$GID0" 2>/dev/null) || prc=$?
   if ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
-    pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^err ' <<<"$native") error paths identical"
+    pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") error paths identical"
   else
     fail verbs_exercise "exit $nrc / $prc"; difference "$native" "$proxy"
   fi
