@@ -1,5 +1,6 @@
 #include "rdmaproxy/uverbs_file.h"
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -705,18 +706,24 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
       (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
     }
     // The attribute array back to the app: the kernel's flags and new ids / fds, the app's own
-    // data words everywhere else (it must never see a proxy pointer or a host fd).
-    if (c.kind == UverbsCommand::Kind::kIoctl) {
+    // data words everywhere else (it must never see a proxy pointer or a host fd). One write
+    // of the whole array, and none when the kernel changed nothing in it.
+    if (c.kind == UverbsCommand::Kind::kIoctl && c.request.num_attrs != 0) {
+      const auto attrs = std::span(c.raw).subspan(sizeof(abi::IoctlHeader),
+                                                  kAttr * c.request.num_attrs);
+      std::vector<std::byte>& back = attrs_back_;
+      back.assign(attrs.begin(), attrs.end());
       for (const abi::IoctlAttr& a : c.request.Attrs()) {
         const int k = c.image_attr[a.index];
         if (k < 0) continue;
-        ib_uverbs_attr mine = AttrAt(c.raw, sizeof(abi::IoctlHeader) + kAttr * a.index);
+        ib_uverbs_attr mine = AttrAt(back, kAttr * a.index);
         const ib_uverbs_attr after = AttrAt(attrs_after, kAttr * static_cast<size_t>(k));
         mine.flags = after.flags;
         if (a.spec->access == abi::Access::kNew) mine.data = after.data;
-        (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader) + kAttr * a.index,
-                           std::as_bytes(std::span(&mine, 1)));
+        std::memcpy(back.data() + kAttr * a.index, &mine, sizeof(mine));
       }
+      if (!std::equal(back.begin(), back.end(), attrs.begin()))
+        (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader), back);
     }
     if (c.kind == UverbsCommand::Kind::kWrite) app_result = static_cast<long>(c.app_length);
   }

@@ -106,6 +106,7 @@ class UverbsFile {
   UverbsCommand command_;
   std::vector<std::byte> forward_;
   std::vector<std::byte> attrs_after_;
+  std::vector<std::byte> attrs_back_;
 };
 
 }  // namespace rxp::proxy

@@ -158,14 +158,6 @@ class UverbsHandler final : public EngineFileHandler {
   }
 
   ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess& tracee) override {
-    if (call.nr == SYS_mmap) {
-      auto it = mmaps_.find(call.tid);
-      if (it == mmaps_.end()) return ExitDecision::Keep();
-      const uint64_t offset = it->second;
-      mmaps_.erase(it);
-      if (!(result < 0 && result >= -4095)) file_->Mapped(offset);
-      return ExitDecision::Keep();
-    }
     auto it = pending_.find(call.tid);
     if (it == pending_.end()) return ExitDecision::Keep();
     Pending p = std::move(it->second);
@@ -235,18 +227,20 @@ class UverbsHandler final : public EngineFileHandler {
   }
 
   // mmap(addr, length, prot, flags, fd, offset): the offset must be one the driver handed out.
+  // It counts as used from here on (rxe's cookies are one-shot): a program whose mmap then
+  // fails cannot retry it -- nor could it natively, the kernel drops a cookie it mapped --
+  // and the call needs no second stop.
   EntryDecision Mmap(const SyscallView& call) {
     const uint64_t offset = call.args[5];
     if (auto ok = file_->CheckMmap(offset, call.args[1], static_cast<int>(call.args[2])); !ok)
       return EntryDecision::Emulate(-ok.error().errnum);  // logged by the engine
-    mmaps_[call.tid] = offset;
-    return EntryDecision::AllowAndInspect();
+    file_->Mapped(offset);
+    return EntryDecision::Allow();
   }
 
   EngineFactory& factory_;
   std::unique_ptr<proxy::UverbsFile> file_;
-  std::map<pid_t, Pending> pending_;    // by thread: commands between entry and exit
-  std::map<pid_t, uint64_t> mmaps_;     // by thread: mmap offsets between entry and exit
+  std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
 };
 
 // /dev/infiniband/rdma_cm: write() commands only.

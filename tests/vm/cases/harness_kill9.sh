@@ -13,7 +13,7 @@ trap 'rc=$?; if ((rc != 0)); then for f in "$dir"/*; do echo "--- $f"; cat "$f";
 # start_transfer: ib_write_bw server (node1) and client (node0), each under its own harness;
 # returns when data flows. Sets server/client (harness pids) and sprog/cprog (program pids).
 # perftest sometimes cannot calibrate its clock on the loaded emulated CPU and quits ("Can't
-# produce a report", natively too, see harness_ib_write_bw.sh): then the pair is started again.
+# produce a report", natively too, natively too): then the pair is started again.
 start_transfer() {
   local attempt
   for attempt in 1 2 3; do
