@@ -213,27 +213,29 @@ int main(int argc, char** argv) {
     }
     // Another process's handle: a child opens its own context and makes PDs until one has a
     // handle that does not exist in ours, and tells us the number.
-    int chan[2];
-    if (pipe(chan) == 0) {
+    // Two pipes: one would let the child read back the handle it just wrote for the parent.
+    int to_parent[2], to_child[2];
+    if (pipe(to_parent) == 0 && pipe(to_child) == 0) {
       const pid_t child = fork();
       if (child == 0) {
         ibv_context* c2 = ibv_open_device(dev);
         uint32_t h = 0;
         for (int i = 0; i < 8 && c2 != nullptr; ++i)
           if (ibv_pd* p = ibv_alloc_pd(c2)) h = p->handle;
-        if (write(chan[1], &h, sizeof(h)) != sizeof(h)) _exit(1);
+        if (write(to_parent[1], &h, sizeof(h)) != sizeof(h)) _exit(1);
         char wait_byte;
-        if (read(chan[0], &wait_byte, 1) < 0) _exit(1);  // stay alive until the parent tried
+        if (read(to_child[0], &wait_byte, 1) < 0) _exit(1);  // stay alive until the parent tried
         _exit(0);
       }
       uint32_t foreign = 0;
-      if (read(chan[0], &foreign, sizeof(foreign)) == sizeof(foreign)) {
+      if (read(to_parent[0], &foreign, sizeof(foreign)) == sizeof(foreign)) {
         r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
                     {Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, foreign)});
         HOSTILE("another_process_handle", Ioctl(fd, r.data()));
       }
-      (void)!write(chan[1], "x", 1);
+      (void)!write(to_child[1], "x", 1);
       waitpid(child, nullptr, 0);
+      for (int f : {to_parent[0], to_parent[1], to_child[0], to_child[1]}) close(f);
     }
     ibv_destroy_cq(cq);
     ibv_dealloc_pd(pd);
