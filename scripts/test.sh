@@ -36,7 +36,7 @@ echo "== fuzz targets (libFuzzer + ASan + UBSan, ${fuzz_seconds}s each) =="
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DRDMAPROXY_WERROR=ON \
       -DRDMAPROXY_FUZZ=ON -DRDMAPROXY_SANITIZE=ON -DRDMAPROXY_VM_TESTS=OFF \
       -DRDMAPROXY_FUZZ_SECONDS="$fuzz_seconds"
-cmake --build build-fuzz -j "$jobs" --target rxp_fuzz_ioctl rxp_fuzz_write rxp_fuzz_ucma rxp_fuzz_sysfs_snapshot \
+cmake --build build-fuzz -j "$jobs" --target rxp_fuzz_ioctl rxp_fuzz_write rxp_fuzz_ucma rxp_fuzz_sysfs_snapshot rxp_fuzz_engine \
       rxp_fuzz_seed_corpora
 (cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzz)
 
