@@ -153,7 +153,30 @@ Result<Snapshot> Select(const Snapshot& host, const SelectOptions& opts) {
     return Fail(EINVAL, "a uverbs device base only makes sense with renumbering");
   }
 
-  Canonicalize(&out);
+  Canonicalize(&out);  // sorted: FindRdma below
+  if (opts.uverbs_names) {
+    if (opts.renumber) return Fail(EINVAL, "uverbs names and renumbering exclude each other");
+    for (const auto& [device, name] : *opts.uverbs_names) {
+      const RdmaDevice* d = out.FindRdma(device);
+      if (d == nullptr) return Fail(ENOENT, "a uverbs name is given for '{}', which is not selected", device);
+      if (!d->uverbs) return Fail(ENODEV, "RDMA device '{}' has no uverbs node in the snapshot", device);
+    }
+    for (auto& d : out.rdma_devices) {
+      if (!d.uverbs) continue;
+      auto named = opts.uverbs_names->find(d.name);
+      if (named == opts.uverbs_names->end())
+        return Fail(EINVAL, "no sandbox uverbs name for RDMA device '{}' ({})", d.name, d.uverbs->name);
+      Uverbs& uv = *d.uverbs;
+      // A snapshot renumbered before already names its host node (Validate above keeps
+      // host_name and host_dev together).
+      if (!uv.host_name) {
+        uv.host_name = uv.name;
+        uv.host_dev = uv.dev;
+      }
+      uv.name = named->second;
+      uv.dev = *uv.host_dev;
+    }
+  }
   RXP_TRY(Validate(out));
   return out;
 }

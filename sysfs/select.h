@@ -13,9 +13,14 @@
 //   - renumber: kept uverbs devices become uverbs0..N-1 in host order, remembering the host
 //     device (Uverbs::host_name/host_dev) for the harness. `dev` keeps the host's number
 //     (the sandbox's node is the host's, renamed, as with docker --device=HOST:SANDBOX)
-//     unless uverbs_dev_base gives the numbers the sandbox's runtime registers instead.
+//     unless uverbs_dev_base gives the numbers the sandbox's runtime registers instead;
+//   - uverbs_names: the embedder names each kept device's uverbs node itself (`rdmaproxy run
+//     --devices uverbs0=rxe1` opens the host node behind a sandbox name of its choosing); the
+//     host device is remembered as with renumbering, and `dev` is the host node's number,
+//     because the sandbox's node is the host's, renamed.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,6 +36,9 @@ struct SelectOptions {
   bool drop_gidless = false;
   bool renumber = false;
   std::optional<DevNum> uverbs_dev_base;  // with renumber: device i gets base.minor + i
+  // RDMA device name -> its sandbox uverbs name; every kept device with a uverbs node must be
+  // named. Excludes renumber.
+  std::optional<std::map<std::string, std::string>> uverbs_names;
 };
 
 Result<Snapshot> Select(const Snapshot& host, const SelectOptions& options);

@@ -100,5 +100,54 @@ TEST_CASE("Renumbering compacts uverbs names and remembers the host device") {
   CHECK(u.FindRdma("rxe0")->uverbs->host_name == "uverbs3");
 }
 
+TEST_CASE("uverbs_names gives each kept device the embedder's sandbox name on the host node") {
+  Snapshot host = testing::MiniHost();
+  SelectOptions o;
+  o.devices = std::vector<std::string>{"rxe0", "mlx5_2"};
+  o.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs0"}, {"mlx5_2", "uverbs7"}};
+  auto s = Select(host, o);
+  REQUIRE(s.ok());
+  const Uverbs& rxe = *s->FindRdma("rxe0")->uverbs;
+  const Uverbs& mlx = *s->FindRdma("mlx5_2")->uverbs;
+  CHECK(rxe.name == "uverbs0");
+  CHECK(rxe.host_name == "uverbs3");
+  CHECK(rxe.dev.ToString() == "231:195");  // the host node's number, whatever the name
+  CHECK(mlx.name == "uverbs7");
+  CHECK(mlx.host_name == "uverbs2");
+  CHECK(mlx.dev.ToString() == "231:194");
+  // A renumbered snapshot with its own device numbers: renaming points back at the host node.
+  SelectOptions renumber;
+  renumber.renumber = true;
+  renumber.uverbs_dev_base = DevNum{240, 0};
+  Snapshot renumbered = Select(host, renumber).value();
+  REQUIRE(renumbered.FindRdma("rxe0")->uverbs->dev.ToString() == "240:3");
+  SelectOptions rename;
+  rename.devices = std::vector<std::string>{"rxe0"};
+  rename.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs1"}};
+  auto t = Select(renumbered, rename).value();
+  CHECK(t.FindRdma("rxe0")->uverbs->name == "uverbs1");
+  CHECK(t.FindRdma("rxe0")->uverbs->host_name == "uverbs3");
+  CHECK(t.FindRdma("rxe0")->uverbs->dev.ToString() == "231:195");
+}
+
+TEST_CASE("uverbs_names refuses missing, unselected, duplicate and malformed names") {
+  Snapshot host = testing::MiniHost();
+  SelectOptions o;
+  o.devices = std::vector<std::string>{"rxe0", "mlx5_2"};
+  o.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs0"}};
+  CHECK_THAT(Select(host, o).error().reason, Catch::Contains("no sandbox uverbs name for RDMA device 'mlx5_2'"));
+  o.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs0"}, {"mlx5_2", "uverbs0"}};
+  CHECK(Select(host, o).error().errnum == EEXIST);
+  o.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs0"}, {"mlx5_2", "../uverbs1"}};
+  CHECK_FALSE(Select(host, o).ok());
+  o.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs0"}, {"mlx5_2", "uverbs1"}, {"mlx5_0", "uverbs2"}};
+  CHECK_THAT(Select(host, o).error().reason, Catch::Contains("'mlx5_0', which is not selected"));
+  o.uverbs_names = std::map<std::string, std::string>{{"rxe0", "uverbs0"}, {"mlx5_2", "uverbs1"}};
+  o.renumber = true;
+  CHECK(Select(host, o).error().errnum == EINVAL);
+  o.renumber = false;
+  CHECK(Select(host, o).ok());
+}
+
 }  // namespace
 }  // namespace rxp::sysfs

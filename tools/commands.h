@@ -7,8 +7,25 @@
 
 #include <array>
 #include <functional>
+#include <stdexcept>
+#include <string>
 
 namespace rxp::tools {
+
+// An error that ends a command with a given exit status; main() prints it as one line
+// ("rdmaproxy: <message>"). Other exceptions end it with status 1.
+class CommandError : public std::runtime_error {
+ public:
+  CommandError(int status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  int status() const { return status_; }
+
+ private:
+  int status_;
+};
+
+// `rdmaproxy run`'s status when it fails before the program starts (an unreadable policy or
+// snapshot, an unknown device, ...), distinct from CLI11's usage errors.
+inline constexpr int kRunSetupFailed = 2;
 
 // Runs when `sub` was selected on the command line; returns the process exit status.
 void RegisterRunner(CLI::App* sub, std::function<int()> run);

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "rdmaproxy/policy.h"
+#include "tools/commands.h"
 #include "tools/engine_handlers.h"
 
 namespace rxp::tools {
@@ -35,8 +36,8 @@ std::unique_ptr<RunFactory> MakeRunFactory(const FactoryContext& context) {
   if (!context.policy_text.empty()) {
     auto parsed = proxy::PolicyConfig::FromJson(context.policy_text);
     if (!parsed)  // the CLI edge: main() prints it as one line and exits 2
-      throw std::runtime_error(
-          fmt::format("--policy {}: {}", context.policy_path, parsed.error().reason));
+      throw CommandError(kRunSetupFailed,
+                         fmt::format("--policy {}: {}", context.policy_path, parsed.error().reason));
     policy = std::move(*parsed);
   }
   harness::Log* log = context.log;

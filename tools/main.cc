@@ -21,6 +21,9 @@ int main(int argc, char** argv) {
   }
   try {
     return rxp::tools::RunSelected(app);
+  } catch (const rxp::tools::CommandError& e) {
+    fmt::print(stderr, "rdmaproxy: {}\n", e.what());
+    return e.status();
   } catch (const std::exception& e) {
     fmt::print(stderr, "rdmaproxy: {}\n", e.what());
     return 1;

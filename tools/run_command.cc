@@ -6,11 +6,13 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "sysfs/snapshot_io.h"
 #include "tools/commands.h"
 #include "tools/handler_factory.h"
 #include "tools/harness/device_map.h"
@@ -18,6 +20,7 @@
 #include "tools/harness/fd_range.h"
 #include "tools/harness/harness.h"
 #include "tools/harness/seccomp_filter.h"
+#include "tools/harness/sysfs_view.h"
 #include "rdmaproxy/host_rdma_devices.h"
 
 namespace rxp::tools {
@@ -28,23 +31,30 @@ struct RunOptions {
   std::string trace;  // "-": stderr; else a file
   std::string policy;
   std::string sysfs_dir;
+  std::optional<std::string> sysfs_snapshot;  // --sysfs FILE (given, even if empty)
+  bool sysfs_from_host = false;
   bool stats = false;
   std::vector<std::string> command;
 };
 
-// Errors at the CLI edge become exceptions; main() prints them as one line.
+// Errors at the CLI edge become exceptions; main() prints them as one line. Everything that
+// fails before the program starts ends `rdmaproxy run` with status 2.
+constexpr int kSetupFailed = kRunSetupFailed;
+
 template <typename T>
-T OrThrow(Result<T> result) {
-  if (!result.ok()) throw std::runtime_error(result.error().ToString());
+T OrThrow(Result<T> result, std::string_view what = {}) {
+  if (!result.ok())
+    throw CommandError(kSetupFailed, what.empty() ? result.error().ToString()
+                                                  : fmt::format("{}: {}", what, result.error().ToString()));
   return std::move(result).value();
 }
 
 std::string ReadPolicy(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("--policy {}: cannot read the file", path));
+  if (!in) throw CommandError(kSetupFailed, fmt::format("--policy {}: cannot read the file", path));
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw std::runtime_error(fmt::format("--policy {}: read error", path));
+  if (in.bad()) throw CommandError(kSetupFailed, fmt::format("--policy {}: read error", path));
   return text.str();
 }
 
@@ -54,7 +64,22 @@ struct FileCloser {
   }
 };
 
-int Run(const RunOptions& options) {
+// The snapshot /sys is synthesized from: a file (--sysfs), the live host's (--sysfs-from-host),
+// or none (the host's /sys behind the device view, or --sysfs-dir).
+std::optional<sysfs::Snapshot> SysfsSnapshot(const RunOptions& options,
+                                             const std::vector<harness::DeviceMapping>& devices,
+                                             harness::Log& log) {
+  if (options.sysfs_snapshot)
+    return OrThrow(sysfs::LoadSnapshotFile(*options.sysfs_snapshot), "--sysfs");  // names the file
+  if (!options.sysfs_from_host) return std::nullopt;
+  auto read = OrThrow(harness::SnapshotHostSysfs("/sys", devices), "--sysfs-from-host");
+  for (const std::string& warning : read.warnings) log.Error("--sysfs-from-host: warning: {}", warning);
+  return std::move(read.snapshot);
+}
+
+// Sets the harness up, runs the program and releases everything the run held (the device
+// view's directory, the trace file) before returning the program's wait status.
+int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   using namespace rxp::harness;
   std::unique_ptr<FILE, FileCloser> trace;
   if (!options.trace.empty()) {
@@ -63,7 +88,7 @@ int Run(const RunOptions& options) {
     } else {
       trace.reset(std::fopen(options.trace.c_str(), "we"));
       if (!trace)
-        throw std::runtime_error(fmt::format("--trace {}: {}", options.trace, std::strerror(errno)));
+        throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", options.trace, std::strerror(errno)));
       setvbuf(trace.get(), nullptr, _IOLBF, 0);
     }
   }
@@ -85,7 +110,12 @@ int Run(const RunOptions& options) {
 
   DeviceViewOptions view_options;
   if (!options.sysfs_dir.empty()) view_options.sysfs_dir = options.sysfs_dir;
-  auto view = OrThrow(DeviceView::Create(context.devices, view_options));
+  view_options.sysfs_snapshot = SysfsSnapshot(options, context.devices, log);
+  const std::string sysfs_source = options.sysfs_snapshot
+                                       ? "--sysfs " + *options.sysfs_snapshot
+                                       : options.sysfs_from_host ? "--sysfs-from-host" : "";
+  auto view = OrThrow(DeviceView::Create(context.devices, view_options), sysfs_source);
+  if (view_options.sysfs_snapshot) log.Trace("/sys: synthesized in {}/sys", view->root());
   RuleResolver resolver(view->rules());
   auto factory = MakeRunFactory(context);
 
@@ -95,6 +125,7 @@ int Run(const RunOptions& options) {
   harness.resolver = &resolver;
   harness.factory = &factory->factory();
   harness.log = &log;
+  harness.signals = &signals;
   auto run = OrThrow(RunHarness(harness));
   if (options.stats) {
     const TracerStats& s = run.stats;
@@ -105,13 +136,16 @@ int Run(const RunOptions& options) {
                s.paths_rewritten, s.paths_failed, s.fds_moved, s.denied);
     factory->PrintStats(stderr);
   }
-  // Everything the run held (view directory, trace file) is released before the harness ends
-  // like the program did.
-  factory.reset();
-  view.reset();
-  trace.reset();
-  TerminateLike(run.wait_status);
-  return ExitCodeOf(run.wait_status);
+  return run.wait_status;
+}
+
+int Run(const RunOptions& options) {
+  // Forwarding starts before the set-up: a signal that comes while /sys is rendered still
+  // leads to the clean-up below (RunHarness then reports the program as killed by it).
+  harness::SignalForwarding signals;
+  const int wait_status = RunProgram(options, signals);
+  harness::TerminateLike(wait_status);
+  return harness::ExitCodeOf(wait_status);
 }
 
 }  // namespace
@@ -127,9 +161,17 @@ void AddRunCommands(CLI::App& app) {
                 "Print one line per intercepted call, to stderr or (--trace=FILE) to FILE");
   run->add_option("--policy", options->policy, "Policy file for the proxy engine")
       ->check(CLI::ExistingFile);
-  run->add_option("--sysfs-dir", options->sysfs_dir,
-                  "Serve /sys from this rendered directory instead of the host's")
-      ->check(CLI::ExistingDirectory);
+  auto* sysfs = run->add_option("--sysfs", options->sysfs_snapshot,
+                                "Serve /sys synthesized from this host snapshot (rdmaproxy sysfs "
+                                "snapshot), narrowed to the allowed devices");
+  auto* from_host = run->add_flag("--sysfs-from-host", options->sysfs_from_host,
+                                  "Serve /sys synthesized from a snapshot of the live host /sys "
+                                  "taken at start, narrowed to the allowed devices");
+  auto* dir = run->add_option("--sysfs-dir", options->sysfs_dir,
+                              "Serve /sys from this rendered directory instead of the host's")
+                  ->check(CLI::ExistingDirectory);
+  sysfs->excludes(from_host, dir);
+  from_host->excludes(dir);
   run->add_flag("--stats", options->stats, "Print stop and call counters when the program ends");
   run->add_option("command", options->command, "The program and its arguments (after --)")
       ->required();

@@ -10,7 +10,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "sysfs/materialize.h"
+#include "sysfs/policy.h"
+#include "sysfs/synthesize.h"
 #include "tools/harness/path_canon.h"
+#include "tools/harness/sysfs_view.h"
 
 namespace rxp::harness {
 namespace {
@@ -74,22 +78,31 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
   const bool has_rdma_cm = !devices.empty() && access((dev + "/rdma_cm").c_str(), F_OK) == 0;
   if (has_rdma_cm) RXP_TRY(MakeSymlink(dev + "/rdma_cm", root + "/dev/infiniband/rdma_cm"));
 
-  // sys/class: the allowed devices' class entries, pointing into the host's sys/devices.
+  // sys: the synthesized tree, or the class link farms over the host's sys/devices.
   const std::string vclass = root + "/sys/class";
-  RXP_TRY(MakeDirs(vclass + "/infiniband"));
-  RXP_TRY(MakeDirs(vclass + "/infiniband_verbs"));
-  RXP_TRY(MakeDirs(vclass + "/infiniband_mad"));
-  RXP_TRY(MakeSymlink(sys + "/devices", root + "/sys/devices"));
-  RXP_TRY(CopyFile(sys + "/class/infiniband_verbs/abi_version",
-                   vclass + "/infiniband_verbs/abi_version"));
-  RXP_TRY(CopyFile(sys + "/class/infiniband_mad/abi_version",
-                   vclass + "/infiniband_mad/abi_version"));
-  for (const DeviceMapping& m : devices) {
-    RXP_TRY(MakeSymlink(ClassLinkText(sys + "/class/infiniband_verbs/" + m.host.uverbs),
-                        vclass + "/infiniband_verbs/" + m.sandbox_uverbs));
-    const std::string ibdev_link = vclass + "/infiniband/" + m.host.ibdev;
-    if (access(ibdev_link.c_str(), F_OK) != 0 && errno == ENOENT)
-      RXP_TRY(MakeSymlink(ClassLinkText(sys + "/class/infiniband/" + m.host.ibdev), ibdev_link));
+  if (options.sysfs_snapshot) {
+    auto selected = SelectSysfsForDevices(*options.sysfs_snapshot, devices, dev);
+    if (!selected.ok()) return std::move(selected).error();
+    auto tree = sysfs::Synthesize(*selected);
+    if (!tree.ok()) return std::move(tree).error();
+    auto written = sysfs::Materialize(*tree, root + "/sys");
+    if (!written.ok()) return std::move(written).error();
+  } else if (!options.sysfs_dir) {
+    RXP_TRY(MakeDirs(vclass + "/infiniband"));
+    RXP_TRY(MakeDirs(vclass + "/infiniband_verbs"));
+    RXP_TRY(MakeDirs(vclass + "/infiniband_mad"));
+    RXP_TRY(MakeSymlink(sys + "/devices", root + "/sys/devices"));
+    RXP_TRY(CopyFile(sys + "/class/infiniband_verbs/abi_version",
+                     vclass + "/infiniband_verbs/abi_version"));
+    RXP_TRY(CopyFile(sys + "/class/infiniband_mad/abi_version",
+                     vclass + "/infiniband_mad/abi_version"));
+    for (const DeviceMapping& m : devices) {
+      RXP_TRY(MakeSymlink(ClassLinkText(sys + "/class/infiniband_verbs/" + m.host.uverbs),
+                          vclass + "/infiniband_verbs/" + m.sandbox_uverbs));
+      const std::string ibdev_link = vclass + "/infiniband/" + m.host.ibdev;
+      if (access(ibdev_link.c_str(), F_OK) != 0 && errno == ENOENT)
+        RXP_TRY(MakeSymlink(ClassLinkText(sys + "/class/infiniband/" + m.host.ibdev), ibdev_link));
+    }
   }
 
   using Kind = Resolution::Kind;
@@ -103,8 +116,18 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
                      dev + "/" + m.host.uverbs, 0, true, m.sandbox_uverbs});
   if (has_rdma_cm)
     rules.push_back({"/dev/infiniband/rdma_cm", Match::kExact, Kind::kRewrite, dev + "/rdma_cm", 0, true, "rdma_cm"});
-  if (options.sysfs_dir) {
-    rules.push_back({"/sys", Match::kTree, Kind::kRewrite, NormalizePath(*options.sysfs_dir), 0, false, "sysfs dir"});
+  if (options.sysfs_snapshot || options.sysfs_dir) {
+    const std::string served = options.sysfs_snapshot ? root + "/sys" : NormalizePath(*options.sysfs_dir);
+    rules.push_back({"/sys", Match::kTree, Kind::kRewrite, served, 0, false, options.sysfs_snapshot ? "synthesized sysfs" : "sysfs dir"});
+    // The host's own below the passthrough prefixes (sysfs/policy.h): the tree has empty
+    // mount points there.
+    for (const sysfs::PassthroughRule& pass : sysfs::kPassthroughRules) {
+      const std::string host = sys + std::string(pass.path.substr(4));  // below "/sys"
+      if (host == pass.path)
+        rules.push_back({std::string(pass.path), Match::kTree, Kind::kPassThrough, "", 0, false, "sysfs passthrough"});
+      else
+        rules.push_back({std::string(pass.path), Match::kTree, Kind::kRewrite, host, 0, false, "sysfs passthrough"});
+    }
   } else {
     for (const char* cls : {"infiniband", "infiniband_verbs", "infiniband_mad"})
       rules.push_back({std::string("/sys/class/") + cls, Match::kTree, Kind::kRewrite,

@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "tools/harness/intercept_rules.h"
 #include "tools/harness/launcher.h"
@@ -18,45 +19,55 @@ namespace {
 
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
 std::atomic<pid_t> g_forward_to{0};
+std::atomic<int> g_pending{0};  // a signal that came while no program was running
 
-// Async-signal-safe: only kill(2). Signals from the kernel (si_code > 0: a terminal's ^C goes
-// to the whole foreground process group, which already includes the tracee) are not repeated.
+// Async-signal-safe: only atomics and kill(2). Once the program runs, signals from the kernel
+// (si_code > 0: a terminal's ^C goes to the whole foreground process group, which already
+// includes the tracee) are not repeated. Before, every signal is kept; if the launch finished
+// meanwhile, whichever of this handler and ForwardTo takes the kept signal first delivers it.
 void ForwardSignal(int sig, siginfo_t* info, void*) {
-  const pid_t target = g_forward_to.load();
-  if (target > 0 && info != nullptr && info->si_code <= 0) kill(target, sig);
+  if (const pid_t target = g_forward_to.load(); target > 0) {
+    if (info != nullptr && info->si_code <= 0) kill(target, sig);
+    return;
+  }
+  g_pending.store(sig);
+  if (const pid_t target = g_forward_to.load(); target > 0 && g_pending.exchange(0) != 0)
+    kill(target, sig);
 }
 
-// Installs the forwarding handlers for the lifetime of a run, restoring the old ones after.
-class SignalForwarding {
- public:
-  explicit SignalForwarding(bool enabled) : enabled_(enabled) {
-    if (!enabled_) return;
-    struct sigaction action{};
-    action.sa_sigaction = ForwardSignal;
-    action.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&action.sa_mask);
-    for (size_t i = 0; i < std::size(kForwarded); ++i) {
-      sigaction(kForwarded[i], nullptr, &old_[i]);
-      // An ignored signal stays ignored: the program inherits SIG_IGN across exec (a job
-      // started with nohup or in the background expects that), and nothing is forwarded.
-      if (old_[i].sa_handler == SIG_IGN) continue;
-      sigaction(kForwarded[i], &action, nullptr);
-    }
-  }
-  ~SignalForwarding() {
-    g_forward_to.store(0);
-    if (!enabled_) return;
-    for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_[i], nullptr);
-  }
-  SignalForwarding(const SignalForwarding&) = delete;
-  SignalForwarding& operator=(const SignalForwarding&) = delete;
-
- private:
-  bool enabled_;
-  struct sigaction old_[std::size(kForwarded)]{};
-};
-
 }  // namespace
+
+SignalForwarding::SignalForwarding() {
+  static_assert(std::size(kForwarded) == std::size(decltype(old_){}));
+  g_forward_to.store(0);
+  g_pending.store(0);
+  struct sigaction action{};
+  action.sa_sigaction = ForwardSignal;
+  action.sa_flags = SA_SIGINFO | SA_RESTART;
+  sigemptyset(&action.sa_mask);
+  for (size_t i = 0; i < std::size(kForwarded); ++i) {
+    sigaction(kForwarded[i], nullptr, &old_[i]);
+    // An ignored signal stays ignored: the program inherits SIG_IGN across exec (a job
+    // started with nohup or in the background expects that), and nothing is forwarded.
+    if (old_[i].sa_handler == SIG_IGN) continue;
+    sigaction(kForwarded[i], &action, nullptr);
+  }
+}
+
+SignalForwarding::~SignalForwarding() {
+  for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_[i], nullptr);
+  g_forward_to.store(0);
+  g_pending.store(0);
+}
+
+void SignalForwarding::StopForwarding() { g_forward_to.store(0); }
+
+int SignalForwarding::TakePending() { return g_pending.exchange(0); }
+
+void SignalForwarding::ForwardTo(pid_t pid) {
+  g_forward_to.store(pid);
+  if (const int sig = g_pending.exchange(0); sig != 0) kill(pid, sig);
+}
 
 Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (options.argv.empty()) return Fail(EINVAL, "no program to run");
@@ -79,15 +90,21 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
 
   // The handlers are in place before the fork: the child inherits the harness's own signal
   // dispositions only until exec, which resets caught signals to SIG_DFL (execve(2)).
-  SignalForwarding forwarding(options.forward_signals);
+  std::optional<SignalForwarding> own_signals;
+  SignalForwarding* signals = options.signals;
+  if (signals == nullptr && options.forward_signals) signals = &own_signals.emplace();
+  if (signals != nullptr) {
+    if (const int sig = signals->TakePending(); sig != 0) return HarnessRun{W_EXITCODE(0, sig), {}};
+  }
   auto launched = LaunchTraced(*program, options.argv, *filter);
   if (!launched.ok()) return std::move(launched).error();
-  g_forward_to.store(launched->pid);
+  if (signals != nullptr) signals->ForwardTo(launched->pid);
   if (launched->exec_error) {
     Log fallback;
     (options.log != nullptr ? *options.log : fallback).Error("{}", launched->exec_error->reason);
   }
   auto status = tracer.Run(launched->pid);
+  if (signals != nullptr) signals->StopForwarding();
   if (!status.ok()) return std::move(status).error();
   return HarnessRun{*status, tracer.stats()};
 }

@@ -10,6 +10,8 @@
 //   return rxp::harness::ExitCodeOf(run->wait_status);
 #pragma once
 
+#include <signal.h>
+
 #include <string>
 #include <vector>
 
@@ -23,6 +25,33 @@
 
 namespace rxp::harness {
 
+// Forwards SIGINT, SIGTERM and SIGHUP sent to the harness with kill(2) to the traced program,
+// for as long as it lives (a terminal's ^C already reaches the whole foreground process group,
+// the program included, and is not repeated). Made before the caller's own set-up (rendering a
+// /sys tree), it also covers the time before the program exists: a signal then -- a
+// terminal's too -- is kept, RunHarness does not start the program and reports it killed by
+// that signal, and the caller releases what it made and ends like the signal (TerminateLike).
+// An ignored signal stays ignored. One instance at a time (the handlers are process-wide); the
+// old handlers come back when it is destroyed.
+class SignalForwarding {
+ public:
+  SignalForwarding();
+  ~SignalForwarding();
+  SignalForwarding(const SignalForwarding&) = delete;
+  SignalForwarding& operator=(const SignalForwarding&) = delete;
+
+  // The signal kept while no program was running (0: none); it is no longer kept.
+  int TakePending();
+  // From now on signals go to `pid`; one kept since the last TakePending is sent to it now.
+  void ForwardTo(pid_t pid);
+  // The program is gone (and reaped: its pid may be reused): signals are kept again, so one
+  // that comes while the caller cleans up no longer kills it half-way.
+  void StopForwarding();
+
+ private:
+  struct sigaction old_[3]{};
+};
+
 struct HarnessOptions {
   std::vector<std::string> argv;         // the program and its arguments (argv[0] via PATH)
   FdRange range = *FdRange::Make(768, 256);
@@ -31,7 +60,10 @@ struct HarnessOptions {
   Log* log = nullptr;
   HostFs* host_fs = nullptr;
   // SIGINT, SIGTERM and SIGHUP sent to the harness by kill(2) (not by the terminal, which
-  // signals the whole foreground process group, tracee included) go to the traced program.
+  // signals the whole foreground process group, tracee included) go to the traced program:
+  // through `signals` when the caller made one before its set-up, else through one RunHarness
+  // makes for the run (unless forward_signals is false).
+  SignalForwarding* signals = nullptr;
   bool forward_signals = true;
   bool trust_clone_events = true;  // TracerOptions::trust_clone_events (tests)
 };
@@ -42,7 +74,9 @@ struct HarnessRun {
 };
 
 // Errors: the program cannot be found, ptrace is not permitted, the filter cannot be built.
-// A program that cannot be executed after the fork is a successful run with status 127.
+// A program that cannot be executed after the fork is a successful run with status 127. A
+// forwarded signal that came before the launch is a successful run that did not start the
+// program: its wait status says "killed by that signal".
 Result<HarnessRun> RunHarness(const HarnessOptions& options);
 
 // The shell convention: the exit code, or 128 + the signal number.

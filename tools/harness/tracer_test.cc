@@ -399,6 +399,35 @@ TEST_CASE("termination signals sent to the harness reach the program", "[tracer]
   CHECK(run.exit_code() == 0);
 }
 
+TEST_CASE("a termination signal before the launch ends the run without starting the program",
+          "[tracer]") {
+  Fixture f;
+  const std::string marker = f.tree.root + "/started";
+  struct sigaction before{};
+  sigaction(SIGTERM, nullptr, &before);
+  {
+    // The caller's forwarding, made before its own set-up; the signal comes during the set-up.
+    SignalForwarding signals;
+    kill(getpid(), SIGTERM);
+    f.options.signals = &signals;
+    TesteeRun run = RunTestee({"wait-signal", marker}, f.options);  // creates marker first
+    CHECK(run.term_signal() == SIGTERM);  // reported as the program killed by it
+    CHECK_FALSE(fs::exists(marker));       // which never ran
+    CHECK(signals.TakePending() == 0);
+    // Afterwards, signals are kept for the caller, not sent to the finished program's pid.
+    kill(getpid(), SIGHUP);
+    CHECK(signals.TakePending() == SIGHUP);
+  }
+  // The old disposition is back.
+  struct sigaction now{};
+  sigaction(SIGTERM, nullptr, &now);
+  CHECK(reinterpret_cast<void*>(now.sa_sigaction) == reinterpret_cast<void*>(before.sa_sigaction));
+  // Without a pending signal the program runs.
+  SignalForwarding signals;
+  f.options.signals = &signals;
+  CHECK(RunTestee({"exit", "7"}, f.options).exit_code() == 7);
+}
+
 TEST_CASE("the harness keeps no fd of its own after a run", "[tracer]") {
   Fixture f;
   const int before = testing::OpenFdCount();

@@ -1,30 +1,21 @@
 #!/bin/bash
-# sysfs_ibv_devinfo.sh BUILD_DIR: libibverbs, denied RDMA netlink, finds and uses the guest's
-# rxe devices through a synthesized /sys only.
+# sysfs_ibv_devinfo.sh BUILD_DIR: libibverbs under `rdmaproxy run --sysfs` finds and uses the
+# guest's rxe devices through the synthesized /sys alone.
 #
-# The guest's live /sys is snapshotted and rendered by rdmaproxy; ibv_devinfo then runs with
-# NETLINK_RDMA refused (tests/tools/deny_netlink_rdma: libibverbs must take its sysfs
-# fallback) and SYSFS_PATH pointing at the rendered tree, and must print exactly what it
-# prints natively. Controls prove the listing really came from the tree: a tree holding only
-# rxe1 lists only rxe1 (natively, netlink lists both), and a missing tree lists nothing.
-# When the ptrace harness lands this runs as `rdmaproxy run --sysfs` instead (docs/sysfs.md).
+# The guest's live /sys is snapshotted by rdmaproxy; ibv_devinfo then runs under the harness,
+# which refuses NETLINK_RDMA (libibverbs takes its sysfs fallback) and serves all of /sys from
+# the tree synthesized from the snapshot. Its output must equal native `ibv_devinfo -v` device
+# by device. Controls prove the listing came from the tree: a GUID changed in the snapshot
+# shows up in `ibv_devices`, and a tree holding only rxe1 lists only rxe1. Snapshots that do not
+# describe the run's devices are refused before the program starts (status 2, one line).
 set -euo pipefail
 source "$(dirname "$0")/../guest/testbed.sh"
 build=${1:?usage: sysfs_ibv_devinfo.sh BUILD_DIR}
 rxp=$build/tools/rdmaproxy
-deny=$build/tests/tools/deny_netlink_rdma
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$rxp" sysfs snapshot -o "$tmp/host.json"
-"$rxp" sysfs render "$tmp/host.json" -o "$tmp/sys"
-"$rxp" sysfs render "$tmp/host.json" --devices "$RXP_NODE1_DEV" -o "$tmp/sys-node1"
-
-# The filter itself: NETLINK_RDMA refused, other netlink families still open.
-"$deny" --check true
-if "$deny" rdma dev show >"$tmp/rdma.out" 2>&1; then
-  echo "iproute2 'rdma' still reached RDMA netlink under deny_netlink_rdma" >&2; exit 1
-fi
 
 # One block per device, sorted by name: the device order is discovery order (netlink: by
 # index; sysfs: readdir order of class/infiniband_verbs), which need not agree.
@@ -32,31 +23,83 @@ by_device() {
   awk '/^hca_id:/ { name = $2 } { print name "\t" NR "\t" $0 }' | sort -k1,1 -k2,2n | cut -f3-
 }
 ibv_devinfo -v | by_device >"$tmp/native.txt"
-SYSFS_PATH=$tmp/sys "$deny" ibv_devinfo -v | by_device >"$tmp/fallback.txt"
-if ! diff -u "$tmp/native.txt" "$tmp/fallback.txt"; then
-  echo "ibv_devinfo -v differs between netlink discovery and the synthesized sysfs" >&2; exit 1
+"$rxp" run --sysfs "$tmp/host.json" -- ibv_devinfo -v | by_device >"$tmp/proxied.txt"
+if ! diff -u "$tmp/native.txt" "$tmp/proxied.txt"; then
+  echo "ibv_devinfo -v differs between native and rdmaproxy run --sysfs" >&2; exit 1
 fi
 for dev in "$RXP_NODE0_DEV" "$RXP_NODE1_DEV"; do
-  rxp_expect "$(cat "$tmp/fallback.txt")" "hca_id:[[:space:]]+$dev\$" "device $dev from the synthesized tree"
+  rxp_expect "$(cat "$tmp/proxied.txt")" "hca_id:[[:space:]]+$dev\$" "device $dev from the synthesized tree"
 done
-[[ $(grep -c "state:.*PORT_ACTIVE" "$tmp/fallback.txt") -eq 2 ]] || { echo "expected 2 active ports" >&2; exit 1; }
-echo "ibv_devinfo -v: identical natively and through the synthesized sysfs ($(wc -l <"$tmp/fallback.txt") lines)"
+[[ $(grep -c "state:.*PORT_ACTIVE" "$tmp/proxied.txt") -eq 2 ]] || { echo "expected 2 active ports" >&2; exit 1; }
+echo "ibv_devinfo -v: identical natively and under rdmaproxy run --sysfs ($(wc -l <"$tmp/proxied.txt") lines)"
 
-# Only rxe1 in the tree: only rxe1 listed, with the same attributes as natively.
-only=$(SYSFS_PATH=$tmp/sys-node1 "$deny" ibv_devinfo -l)
+# The same from a snapshot the harness takes itself at start.
+"$rxp" run --sysfs-from-host -- ibv_devinfo -v | by_device >"$tmp/from-host.txt"
+diff -u "$tmp/native.txt" "$tmp/from-host.txt"
+echo "ibv_devinfo -v: identical under rdmaproxy run --sysfs-from-host"
+
+# Control: the device list is the tree's. A node GUID changed in the snapshot is what
+# ibv_devices prints under the harness (libibverbs' sysfs fallback reads class/infiniband/*/
+# node_guid), while the host still says the real one.
+real_guid=$(cat "/sys/class/infiniband/$RXP_NODE1_DEV/node_guid")
+python3 - "$tmp/host.json" "$tmp/doctored.json" "$RXP_NODE1_DEV" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for d in s["rdma_devices"]:
+    if d["name"] == sys.argv[3]:
+        d["attrs"]["node_guid"] = "0123:4567:89ab:cdef"
+json.dump(s, open(sys.argv[2], "w"), indent=1)
+PY
+doctored=$("$rxp" run --sysfs "$tmp/doctored.json" -- ibv_devices)
+echo "$doctored"
+rxp_expect "$doctored" "$RXP_NODE1_DEV[[:space:]]+0123456789abcdef" "the snapshot's GUID for $RXP_NODE1_DEV"
+rxp_expect "$(ibv_devices)" "$RXP_NODE1_DEV[[:space:]]+${real_guid//:/}" "the real GUID natively"
+
+# Only rxe1 allowed: only rxe1 in the tree, with the same attributes as natively.
+only=$("$rxp" run --sysfs "$tmp/host.json" --devices "$RXP_NODE1_DEV" -- ibv_devinfo -l)
 echo "$only"
 rxp_expect "$only" "^1 HCA found" "one device in the rxe1-only tree"
 rxp_expect "$only" "$RXP_NODE1_DEV" "$RXP_NODE1_DEV in the rxe1-only tree"
+classes=$("$rxp" run --sysfs "$tmp/host.json" --devices "$RXP_NODE1_DEV" -- ls /sys/class/infiniband | tr '\n' ' ')
+[[ $classes == "$RXP_NODE1_DEV " ]] || { echo "class/infiniband in the rxe1-only tree: $classes" >&2; exit 1; }
 ibv_devinfo -v -d "$RXP_NODE1_DEV" >"$tmp/native1.txt"  # (the guest has no /dev/fd for <(...))
-SYSFS_PATH=$tmp/sys-node1 "$deny" ibv_devinfo -v -d "$RXP_NODE1_DEV" >"$tmp/fallback1.txt"
-diff -u "$tmp/native1.txt" "$tmp/fallback1.txt"
-# Controls: netlink (not denied) ignores SYSFS_PATH's device list; no tree, no devices.
-both=$(SYSFS_PATH=$tmp/sys-node1 ibv_devinfo -l)
-rxp_expect "$both" "^2 HCAs found" "netlink discovery of both devices"
-if SYSFS_PATH=$tmp/nonexistent "$deny" ibv_devinfo -l >"$tmp/none.txt" 2>&1 && grep -q rxe "$tmp/none.txt"; then
-  echo "devices listed without a sysfs tree: netlink was not denied" >&2; exit 1
-fi
-echo "controls: netlink lists both devices; denied netlink and no tree list none"
+"$rxp" run --sysfs "$tmp/host.json" --devices "$RXP_NODE1_DEV" -- ibv_devinfo -v -d "$RXP_NODE1_DEV" >"$tmp/proxied1.txt"
+diff -u "$tmp/native1.txt" "$tmp/proxied1.txt"
+echo "a tree with only $RXP_NODE1_DEV lists only $RXP_NODE1_DEV, attributes as natively"
+
+# Refused before the program starts, with status 2 and one line: a device the snapshot lacks,
+# a snapshot that gives the device another node number (stale), and one that does not parse.
+# refused WHAT PATTERN RUN-OPTIONS...: the run must print PATTERN and not start the program.
+refused() {
+  local what=$1 pattern=$2 rc=0; shift 2
+  "$rxp" run "$@" -- touch "$tmp/started" >"$tmp/refused.out" 2>&1 || rc=$?
+  cat "$tmp/refused.out"
+  [[ $rc -eq 2 ]] || { echo "$what: exit status $rc, expected 2" >&2; exit 1; }
+  [[ $(wc -l <"$tmp/refused.out") -eq 1 ]] || { echo "$what: more than one line" >&2; exit 1; }
+  rxp_expect "$(cat "$tmp/refused.out")" "$pattern" "$what"
+  [[ ! -e $tmp/started ]] || { echo "$what: the program ran" >&2; exit 1; }
+}
+"$rxp" sysfs snapshot --devices "$RXP_NODE0_DEV" -o "$tmp/node0.json"
+refused "a device the snapshot lacks" "^rdmaproxy: --sysfs .*: ENOENT: the snapshot has no RDMA device $RXP_NODE1_DEV" \
+  --sysfs "$tmp/node0.json" --devices "$RXP_NODE1_DEV"
+python3 - "$tmp/host.json" "$tmp/stale.json" "$RXP_NODE1_DEV" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+for d in s["rdma_devices"]:
+    if d["name"] == sys.argv[3]:
+        major, minor = d["uverbs"]["dev"].split(":")
+        d["uverbs"]["dev"] = "%s:%d" % (major, int(minor) + 7)
+json.dump(s, open(sys.argv[2], "w"), indent=1)
+PY
+refused "a stale snapshot" "ESTALE: the snapshot's $RXP_NODE1_DEV is uverbs[0-9]+ \([0-9]+:[0-9]+\), but on this host" \
+  --sysfs "$tmp/stale.json"
+echo '{"schema": "rdmaproxy-sysfs-snapshot", "version": 1, "pci_functions": [' >"$tmp/broken.json"
+refused "a snapshot that does not parse" "^rdmaproxy: --sysfs: EINVAL: $tmp/broken.json: snapshot: not valid JSON" --sysfs "$tmp/broken.json"
+refused "a missing snapshot" "^rdmaproxy: --sysfs: ENOENT: open $tmp/none.json" --sysfs "$tmp/none.json"
+# The control for `refused`: the same run with a good snapshot starts the program.
+"$rxp" run --sysfs "$tmp/host.json" -- touch "$tmp/started"
+[[ -e $tmp/started ]]
+echo "bad snapshots refused before the program starts"
 
 # The checked-in fixture (tests/data/sysfs/vm_rxe.snapshot.json) still matches this test bed.
 python3 - "$tmp/host.json" tests/data/sysfs/vm_rxe.snapshot.json <<'PY'
