@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 find_package(Threads REQUIRED)
 
 # Library modules, in dependency order; a module that joins the library adds itself here.
-set(RDMAPROXY_LIBRARY_MODULES rxp_abi rxp_engine)
+set(RDMAPROXY_LIBRARY_MODULES rxp_abi rxp_engine rxp_sysfs rxp_capi)
 
 add_library(rdmaproxy_shared SHARED)
 add_library(rdmaproxy_static STATIC)
@@ -28,15 +28,16 @@ set_target_properties(rdmaproxy_static PROPERTIES
   OUTPUT_NAME rdmaproxy EXPORT_NAME rdmaproxy_static)
 
 # Public headers: the C API (rdmaproxy/rdmaproxy.h), the C++ API (rdmaproxy/sentry.h,
-# rdmaproxy/embedder.h, rdmaproxy/engine.h, ...) and the abi/ headers they include. Test
-# helpers and the C API's internal handle table stay out.
-foreach(dir abi rdmaproxy)
+# rdmaproxy/embedder.h, rdmaproxy/engine.h, ..., sysfs/vfs.h and the rest of sysfs/) and the
+# abi/ headers they include. Test helpers and the C API's internals stay out.
+foreach(dir abi rdmaproxy sysfs)
   install(DIRECTORY ${RDMAPROXY_ROOT}/${dir}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/rdmaproxy/${dir}
     COMPONENT Development
     FILES_MATCHING PATTERN "*.h"
     PATTERN "testing" EXCLUDE
-    PATTERN "c_handles.h" EXCLUDE)
+    PATTERN "c_handles.h" EXCLUDE
+    PATTERN "c_api_internal.h" EXCLUDE)
 endforeach()
 
 install(TARGETS rdmaproxy_shared EXPORT rdmaproxyTargets

@@ -7,32 +7,14 @@
 #include <sys/sysmacros.h>
 
 #include <cstring>
-#include <new>
 #include <string>
 
-#include "rdmaproxy/c_handles.h"
+#include "rdmaproxy/c_api_internal.h"
 #include "rdmaproxy/device_map.h"
 #include "rdmaproxy/host_rdma_devices.h"
 #include "rdmaproxy/sentry.h"
 
 namespace rxp::proxy::capi {
-
-struct ConfigState {
-  std::mutex mutex;
-  SentryConfig config;
-  rxp_app_ops ops{};
-  bool has_ops = false;
-};
-
-struct SentryState {
-  std::unique_ptr<Sentry> sentry;
-  rxp_app_ops ops{};
-};
-
-struct FileState {
-  std::shared_ptr<SentryFile> file;
-  std::shared_ptr<SentryState> sentry;  // the callbacks; outlives the sentry handle
-};
 
 CHandles& CHandles::Instance() {
   static CHandles handles;
@@ -48,58 +30,6 @@ uint64_t CHandles::Add(Object object) {
 }
 
 namespace {
-
-// The reason of this thread's last failure. A host kernel error is recorded as its errno and
-// file and only formatted when asked for (rxp_last_error), so failing calls stay cheap.
-thread_local std::string last_error;
-thread_local int kernel_errno = 0;
-thread_local std::string kernel_error_file;
-
-int Failed(int errnum, std::string reason) {
-  last_error = std::move(reason);
-  kernel_errno = 0;
-  return -errnum;
-}
-int Failed(const Error& e) { return Failed(e.errnum, e.ToString()); }
-
-// Runs an entry point's body; C++ exceptions (allocation failure) end as -errno.
-template <typename F>
-auto Guard(F&& body) -> decltype(body()) {
-  try {
-    last_error.clear();
-    kernel_errno = 0;
-    return body();
-  } catch (const std::bad_alloc&) {
-    return Failed(ENOMEM, "ENOMEM: out of memory");
-  } catch (const std::exception& e) {
-    return Failed(EIO, std::string("EIO: internal error: ") + e.what());
-  } catch (...) {
-    return Failed(EIO, "EIO: internal error");
-  }
-}
-
-template <typename T>
-uint64_t Token(T* handle) {
-  return reinterpret_cast<uint64_t>(handle);
-}
-template <typename T>
-T* HandleOf(uint64_t token) {
-  return reinterpret_cast<T*>(token);
-}
-
-std::shared_ptr<ConfigState> ConfigOf(const rxp_config* c) {
-  return CHandles::Instance().Get<ConfigState>(Token(c));
-}
-std::shared_ptr<SentryState> SentryOf(rxp_sentry* s) {
-  return CHandles::Instance().Get<SentryState>(Token(s));
-}
-std::shared_ptr<FileState> FileOf(rxp_file* f) {
-  return CHandles::Instance().Get<FileState>(Token(f));
-}
-
-int BadConfig() { return Failed(EINVAL, "EINVAL: not a live rxp_config handle"); }
-int BadSentry() { return Failed(EINVAL, "EINVAL: not a live rxp_sentry handle"); }
-int BadFile() { return Failed(EBADF, "EBADF: not an open rxp_file handle"); }
 
 LineSink SinkOf(rxp_line_sink sink, void* context) {
   if (sink == nullptr) return {};
@@ -180,16 +110,16 @@ uint64_t HugeEncodeDev(dev_t dev) {
   return (mi & 0xff) | (ma << 8) | ((mi & ~0xffull) << 12);
 }
 
-// The driver id of the host device file at `path`, found over NETLINK_RDMA by its device
-// number.
-Result<uint32_t> DriverIdOf(const std::string& path) {
+// The host device behind the device file at `path` (its driver id, its IB name), found over
+// NETLINK_RDMA by its device number.
+Result<HostRdmaDevice> HostDeviceOf(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return Fail(errno, "{}: {}", path, std::strerror(errno));
   if (!S_ISCHR(st.st_mode)) return Fail(ENODEV, "{} is not a character device", path);
   auto devices = QueryHostRdmaDevices();
   if (!devices) return std::move(devices).error();
   for (const HostRdmaDevice& d : *devices)
-    if (d.dev == HugeEncodeDev(st.st_rdev)) return d.driver_id;
+    if (d.dev == HugeEncodeDev(st.st_rdev)) return d;
   return Fail(ENODEV, "{} is no uverbs device the host's RDMA netlink knows", path);
 }
 
@@ -300,8 +230,12 @@ int rxp_config_add_device(rxp_config* config, const char* sandbox_name, const ch
     if (d.sandbox_name.empty() || d.sandbox_name.find('/') != std::string::npos ||
         d.sandbox_name == "rdma_cm")
       return Failed(EINVAL, fmt::format("EINVAL: \"{}\" is not a device name", d.sandbox_name));
+    if (d.sandbox_name.size() >= sizeof(rxp_device_info::sandbox_name))
+      return Failed(ENAMETOOLONG, fmt::format("ENAMETOOLONG: device name \"{}\"", d.sandbox_name));
     if (d.host_path.empty() || d.host_path[0] != '/')
       return Failed(EINVAL, fmt::format("EINVAL: host path \"{}\" is not absolute", d.host_path));
+    if (d.host_path.size() >= sizeof(rxp_device_info::host_path))
+      return Failed(ENAMETOOLONG, fmt::format("ENAMETOOLONG: host path \"{}\"", d.host_path));
     for (const auto& have : c.config.devices)
       if (have.sandbox_name == d.sandbox_name)
         return Failed(EEXIST, fmt::format("EEXIST: device {} is already configured",
@@ -309,9 +243,10 @@ int rxp_config_add_device(rxp_config* config, const char* sandbox_name, const ch
     if (driver_id >= 0) {
       d.driver_id = static_cast<uint32_t>(driver_id);
     } else {
-      auto id = DriverIdOf(d.host_path);
-      if (!id) return Failed(id.error());
-      d.driver_id = *id;
+      auto host = HostDeviceOf(d.host_path);
+      if (!host) return Failed(host.error());
+      d.driver_id = host->driver_id;
+      d.ibdev = host->ibdev;
     }
     c.config.devices.push_back(std::move(d));
     return 0;
@@ -413,6 +348,34 @@ int rxp_sentry_stats(rxp_sentry* sentry, rxp_stats* stats) {
     *stats = rxp_stats{k.commands,       k.forwarded,     k.refused_decode,
                        k.refused_policy, k.refused_quota, k.refused_state,
                        k.kernel_errors,  k.mmaps,         s->sentry->engine().usage().pinned_bytes()};
+    return 0;
+  });
+}
+
+int rxp_sentry_device(rxp_sentry* sentry, unsigned index, rxp_device_info* info) {
+  return Guard([&]() -> int {
+    auto s = SentryOf(sentry);
+    if (!s) return BadSentry();
+    if (info == nullptr) return Failed(EINVAL, "EINVAL: info is NULL");
+    const auto& devices = s->sentry->devices();
+    if (index >= devices.size())
+      return Failed(ENOENT, fmt::format("ENOENT: the sentry has {} devices", devices.size()));
+    const SentryDevice& d = devices[index];
+    struct stat st {};
+    if (::stat(d.host_path.c_str(), &st) != 0)
+      return Failed(errno, fmt::format("{}: {}", d.host_path, std::strerror(errno)));
+    rxp_device_info out{};
+    // Names were checked at configuration: device names are short, host paths absolute.
+    auto copy = [](char* to, size_t size, const std::string& from) {
+      from.copy(to, size - 1);
+    };
+    copy(out.sandbox_name, sizeof(out.sandbox_name), d.sandbox_name);
+    copy(out.host_path, sizeof(out.host_path), d.host_path);
+    copy(out.ibdev, sizeof(out.ibdev), d.ibdev);
+    out.driver_id = d.driver_id;
+    out.dev_major = major(st.st_rdev);
+    out.dev_minor = minor(st.st_rdev);
+    *info = out;
     return 0;
   });
 }

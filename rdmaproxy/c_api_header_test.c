@@ -11,6 +11,9 @@ int rxp_c_header_smoke(void) {
   rxp_config *config = NULL;
   struct rxp_stats stats = {0};
   struct rxp_fd_target target = {NULL, -1, RXP_FILE_DMA_BUF};
+  struct rxp_device_info info = {{0}, {0}, {0}, 0, 0, 0};
+  struct rxp_sysfs_statbuf st = {0, 0, 0};
+  rxp_sysfs *sysfs = NULL;
   (void)stats;
   (void)target;
   if (rxp_api_version() != RXP_API_VERSION) return 1;
@@ -20,5 +23,9 @@ int rxp_c_header_smoke(void) {
   if (rxp_last_error()[0] == '\0') return 5;
   if (rxp_config_destroy(config) != 0) return 6;
   if (rxp_config_destroy(config) != -EINVAL) return 7;
+  if (rxp_sentry_device(NULL, 0, &info) != -EINVAL) return 8;
+  if (rxp_sysfs_create(NULL, "{}", &sysfs) != -EINVAL || sysfs != NULL) return 9;
+  if (rxp_sysfs_stat(sysfs, "/sys", 1, &st) != -EINVAL) return 10;
+  if (RXP_SYSFS_HOST == RXP_SYSFS_SYNTHESIZED) return 11;
   return 0;
 }

@@ -199,6 +199,28 @@ TEST_CASE("sentry entry points reject bad handles with EINVAL") {
   rxp_config_destroy(c);
 }
 
+TEST_CASE("a sentry lists its devices with the host node's number") {
+  rxp_config* c = MakeConfig();
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  rxp_device_info info{};
+  REQUIRE(rxp_sentry_device(s, 0, &info) == 0);
+  CHECK(std::string(info.sandbox_name) == "uverbs0");
+  CHECK(std::string(info.host_path) == "/dev/null");
+  CHECK(std::string(info.ibdev).empty());  // driver id given: the host's netlink not asked
+  CHECK(info.driver_id == RDMA_DRIVER_RXE);
+  CHECK(info.dev_major == 1);  // /dev/null is 1:3 on Linux
+  CHECK(info.dev_minor == 3);
+  CHECK(rxp_sentry_device(s, 1, &info) == -ENOENT);
+  CHECK(rxp_sentry_device(s, 0, nullptr) == -EINVAL);
+  std::string long_name(64, 'u');
+  CHECK(rxp_config_add_device(c, long_name.c_str(), "/dev/null", 0) == -ENAMETOOLONG);
+  std::string long_path = "/" + std::string(255, 'd');
+  CHECK(rxp_config_add_device(c, "uverbs1", long_path.c_str(), 0) == -ENAMETOOLONG);
+  REQUIRE(rxp_sentry_destroy(s) == 0);
+  REQUIRE(rxp_config_destroy(c) == 0);
+}
+
 TEST_CASE("open answers ENOENT for what the sandbox does not have") {
   std::vector<std::string> log;
   rxp_config* c = MakeConfig(&log);

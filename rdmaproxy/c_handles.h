@@ -16,11 +16,12 @@ namespace rxp::proxy::capi {
 struct ConfigState;
 struct SentryState;
 struct FileState;
+struct SysfsState;
 
 class CHandles {
  public:
   using Object = std::variant<std::shared_ptr<ConfigState>, std::shared_ptr<SentryState>,
-                              std::shared_ptr<FileState>>;
+                              std::shared_ptr<FileState>, std::shared_ptr<SysfsState>>;
 
   static CHandles& Instance();
 

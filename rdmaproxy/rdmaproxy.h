@@ -123,6 +123,19 @@ int rxp_sentry_create(const rxp_config *config, rxp_sentry **sentry);
 int rxp_sentry_destroy(rxp_sentry *sentry);
 int rxp_sentry_stats(rxp_sentry *sentry, struct rxp_stats *stats);
 
+/* A device of a sentry, for the runtime to create the app's /dev/infiniband node: a
+ * character device with the host node's number (dev_major, dev_minor) named sandbox_name. */
+struct rxp_device_info {
+  char sandbox_name[64]; /* "uverbs0": the app opens /dev/infiniband/<sandbox_name> */
+  char host_path[256];   /* "/dev/infiniband/uverbs3" */
+  char ibdev[64];        /* "rxe1"; "" when added with an explicit driver id */
+  uint32_t driver_id;    /* enum rdma_driver_id */
+  uint32_t dev_major;    /* st_rdev of host_path */
+  uint32_t dev_minor;
+};
+/* The sentry's index-th device (in configuration order); -ENOENT past the last one. */
+int rxp_sentry_device(rxp_sentry *sentry, unsigned index, struct rxp_device_info *info);
+
 /* ---- files: one entry point per file operation the app makes ----------------------------- */
 
 /* open(2) of a canonical sandbox path: /dev/infiniband/<device>, /dev/infiniband/rdma_cm.
@@ -156,6 +169,58 @@ int rxp_mmap(rxp_file *file, uint64_t length, int prot, int flags, uint64_t offs
              void **address);
 int rxp_mmap_prepare(rxp_file *file, uint64_t offset, uint64_t length, int prot, int *host_fd);
 int rxp_mmap_commit(rxp_file *file, uint64_t offset);
+
+/* ---- the app's /sys ---------------------------------------------------------------------- */
+
+/*
+ * A synthesized /sys for the app (docs/sysfs.md): a host snapshot -- the JSON text
+ * `rdmaproxy sysfs snapshot` writes -- narrowed to the sentry's devices, each uverbs node under
+ * its sandbox name, with the PCI ancestry, NUMA nodes, GPUs and peer-memory markers of the
+ * host. rdma-core, hwloc and NCCL discover the sandbox's devices from it. Paths are absolute
+ * and start with /sys; errors are the kernel's (-ENOENT, -ENOTDIR, -EISDIR, -EINVAL, -ELOOP,
+ * -ENAMETOOLONG). A path the tree does not describe is hidden (-ENOENT), except below the few
+ * passthrough points (/sys/devices/system/cpu, ...) that the runtime serves from the host's
+ * /sys: rxp_sysfs_resolve says which, and the other calls answer -EXDEV for them.
+ * Immutable once made: every call may run concurrently.
+ */
+typedef struct rxp_sysfs rxp_sysfs;
+
+/* -EINVAL: malformed snapshot (the reason names the field); -ENODEV: a device of the sentry
+ * the snapshot does not describe. */
+int rxp_sysfs_create(rxp_sentry *sentry, const char *snapshot_json, rxp_sysfs **sysfs);
+int rxp_sysfs_destroy(rxp_sysfs *sysfs);
+
+enum rxp_sysfs_source {
+  RXP_SYSFS_SYNTHESIZED = 0, /* served by the calls below */
+  RXP_SYSFS_HOST = 1,        /* the host's file at host_path: the runtime serves it */
+};
+/* Where `path` leads (`follow`: through a final symlink): an enum rxp_sysfs_source, or
+ * -errno. For RXP_SYSFS_HOST the host path is written to host_path (NUL-terminated;
+ * -ENAMETOOLONG if host_path_size is too small). */
+int rxp_sysfs_resolve(rxp_sysfs *sysfs, const char *path, int follow, char *host_path,
+                      size_t host_path_size);
+
+struct rxp_sysfs_statbuf {
+  uint32_t mode; /* st_mode: S_IFDIR / S_IFREG / S_IFLNK and permissions */
+  uint64_t size; /* 4096 for attributes, as sysfs reports */
+  uint64_t ino;  /* stable for the rxp_sysfs's lifetime */
+};
+/* stat(2) (follow != 0) or lstat(2). */
+int rxp_sysfs_stat(rxp_sysfs *sysfs, const char *path, int follow, struct rxp_sysfs_statbuf *st);
+/* readlink(2): the target's length (no NUL written; truncated to `size` as readlink does). */
+long rxp_sysfs_readlink(rxp_sysfs *sysfs, const char *path, char *buffer, size_t size);
+/* pread(2) of an attribute: bytes copied, 0 at or past its end. */
+long rxp_sysfs_read(rxp_sysfs *sysfs, const char *path, uint64_t offset, void *buffer,
+                    size_t size);
+/* readdir without "." and "..": `entry` once per name, in a stable order; a nonzero return
+ * from `entry` stops the walk and is returned. `type` is S_IFDIR, S_IFREG or S_IFLNK. */
+typedef int (*rxp_sysfs_dirent)(void *context, const char *name, uint32_t type, uint64_t ino);
+int rxp_sysfs_readdir(rxp_sysfs *sysfs, const char *path, rxp_sysfs_dirent entry,
+                      void *context);
+/* Writes the tree under `dir` (absent or empty; nothing is written outside it), for a
+ * runtime that bind-mounts it on the app's /sys. Passthrough points are empty directories:
+ * mount points for the host's own. */
+int rxp_sysfs_materialize(rxp_sysfs *sysfs, const char *dir);
 
 #ifdef __cplusplus
 }

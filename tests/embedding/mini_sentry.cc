@@ -616,10 +616,67 @@ void Destroy(App& app, int fd, uint16_t object, uint16_t method, uint16_t handle
   describe();
 }
 
+// The app's /sys from a host snapshot (rxp_sysfs_*): the two devices under the sandbox's
+// uverbs names, each naming its IB device and the host node's number, and nothing else.
+void CheckSysfs(rxp_sentry* sentry, const std::string& snapshot_path) {
+  std::string json;
+  if (FILE* f = std::fopen(snapshot_path.c_str(), "r")) {
+    char chunk[65536];
+    size_t n;
+    while ((n = std::fread(chunk, 1, sizeof(chunk), f)) > 0) json.append(chunk, n);
+    std::fclose(f);
+  } else {
+    Die("sysfs", -errno, "%s", snapshot_path.c_str());
+  }
+  rxp_sysfs* sys = nullptr;
+  if (int r = rxp_sysfs_create(sentry, json.c_str(), &sys); r != 0) Die("sysfs", r);
+  auto read = [&](const std::string& path) {
+    char buf[128];
+    const long n = rxp_sysfs_read(sys, path.c_str(), 0, buf, sizeof(buf) - 1);
+    if (n < 0) Die("sysfs", n, "%s", path.c_str());
+    return std::string(buf, static_cast<size_t>(n));
+  };
+  std::vector<std::string> listed;
+  if (int r = rxp_sysfs_readdir(
+          sys, "/sys/class/infiniband_verbs",
+          [](void* ctx, const char* name, uint32_t, uint64_t) {
+            if (std::strncmp(name, "uverbs", 6) == 0)
+              static_cast<std::vector<std::string>*>(ctx)->push_back(name);
+            return 0;
+          },
+          &listed);
+      r != 0)
+    Die("sysfs", r, "readdir");
+  std::sort(listed.begin(), listed.end());
+  std::vector<std::string> expected;
+  std::string summary;
+  rxp_device_info info{};
+  for (unsigned i = 0; rxp_sentry_device(sentry, i, &info) == 0; ++i) {
+    const std::string dir = std::string("/sys/class/infiniband_verbs/") + info.sandbox_name;
+    const std::string ibdev = read(dir + "/ibdev"), dev = read(dir + "/dev");
+    const std::string want_dev = std::to_string(info.dev_major) + ":" + std::to_string(info.dev_minor) + "\n";
+    if (ibdev != std::string(info.ibdev) + "\n" || dev != want_dev)
+      Die("sysfs", -EINVAL, "%s: ibdev %s dev %s, want %s %s", dir.c_str(), ibdev.c_str(),
+          dev.c_str(), info.ibdev, want_dev.c_str());
+    expected.push_back(info.sandbox_name);
+    summary += std::string(summary.empty() ? "" : ", ") + info.sandbox_name + " -> " + info.ibdev +
+               " (" + std::to_string(info.dev_major) + ":" + std::to_string(info.dev_minor) + ")";
+  }
+  std::sort(expected.begin(), expected.end());
+  if (listed != expected) Die("sysfs", -EINVAL, "infiniband_verbs lists other devices");
+  rxp_sysfs_statbuf st{};
+  const int hidden = rxp_sysfs_stat(sys, "/sys/class/infiniband_verbs/uverbs0", 0, &st);
+  if (std::find(expected.begin(), expected.end(), "uverbs0") == expected.end() && hidden != -ENOENT)
+    Die("sysfs", -EINVAL, "the host's uverbs0 is visible (%d)", hidden);
+  rxp_sysfs_destroy(sys);
+  Ok("sysfs", "%s; nothing else under /sys/class/infiniband_verbs", summary.c_str());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   bool translate = true, trace = false;
+  std::string sysfs_snapshot;
   std::vector<std::string> devices;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -627,12 +684,14 @@ int main(int argc, char** argv) {
       translate = false;
     } else if (a == "--trace") {
       trace = true;
+    } else if (a == "--sysfs" && i + 1 < argc) {
+      sysfs_snapshot = argv[++i];
     } else {
       devices.push_back(a);
     }
   }
   if (devices.size() != 2) {
-    std::fprintf(stderr, "usage: rxp_mini_sentry [--no-translation] [--trace] HOST_DEV_A HOST_DEV_B\n");
+    std::fprintf(stderr, "usage: rxp_mini_sentry [--no-translation] [--trace] [--sysfs SNAPSHOT] HOST_DEV_A HOST_DEV_B\n");
     return 2;
   }
   setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -660,6 +719,7 @@ int main(int argc, char** argv) {
   Ok("sentry", "devices %s; app memory: app view %#llx, host view %#llx; translation %s",
      spec.c_str(), static_cast<unsigned long long>(rt.memory.app_base()),
      static_cast<unsigned long long>(rt.memory.host_base()), translate ? "on" : "OFF");
+  if (!sysfs_snapshot.empty()) CheckSysfs(rt.sentry, sysfs_snapshot);
 
   // From here on the app view is only accessible while "the app" touches its data.
   a.fd = app.Open("/dev/infiniband/" + a.name, "open");

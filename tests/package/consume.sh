@@ -53,10 +53,11 @@ expect "$tmp/runtime.list" ' \./usr/bin/rdmaproxy$'
 expect "$tmp/runtime.list" '/librdmaproxy\.so\.0'
 expect "$tmp/dev.list" '/include/rdmaproxy/rdmaproxy/rdmaproxy\.h$'
 expect "$tmp/dev.list" '/include/rdmaproxy/rdmaproxy/sentry\.h$'
+expect "$tmp/dev.list" '/include/rdmaproxy/sysfs/vfs\.h$'
 expect "$tmp/dev.list" '/librdmaproxy\.a$'
 expect "$tmp/dev.list" '/cmake/rdmaproxy/rdmaproxyConfig\.cmake$'
 expect "$tmp/dev.list" '/pkgconfig/rdmaproxy\.pc$'
-if grep -qE 'testing/|c_handles\.h' "$tmp/dev.list"; then
+if grep -qE 'testing/|c_handles\.h|c_api_internal\.h' "$tmp/dev.list"; then
   echo "consume: test helpers or internal headers in the dev package" >&2
   exit 1
 fi

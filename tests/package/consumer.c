@@ -72,6 +72,16 @@ int main(void) {
   CHECK(stats.forwarded == 0 && stats.refused_decode == 1);
   CHECK(rxp_close(file) == 0);
   CHECK(rxp_close(file) == -EBADF);
+  /* The app's /sys: an empty host snapshot gives a /sys without RDMA devices, and this
+   * sentry's "uverbs0" (/dev/null) is not in it. */
+  {
+    rxp_sysfs *sys = NULL;
+    struct rxp_sysfs_statbuf st;
+    CHECK(rxp_sysfs_create(sentry, "{\"schema\": \"rdmaproxy-sysfs-snapshot\", \"version\": 1}", &sys) == -ENODEV);
+    CHECK(strstr(rxp_last_error(), "uverbs0") != NULL);
+    CHECK(rxp_sysfs_create(sentry, "not json", &sys) == -EINVAL);
+    CHECK(rxp_sysfs_stat(sys, "/sys", 1, &st) == -EINVAL);
+  }
   CHECK(rxp_sentry_destroy(sentry) == 0);
   printf("consumer-c: ok\n");
   return 0;
