@@ -22,10 +22,15 @@ Tree::Tree() {
 std::optional<NodeId> Tree::Child(NodeId dir, std::string_view name) const {
   const Node& n = nodes_[dir];
   if (n.kind != NodeKind::kDir) return std::nullopt;
-  const auto& idx = dirs_[n.dir].index;
-  auto it = idx.find(name);
-  if (it == idx.end()) return std::nullopt;
-  return it->second;
+  const DirEntries& entries = dirs_[n.dir];
+  if (entries.index) {
+    auto it = entries.index->find(name);
+    if (it == entries.index->end()) return std::nullopt;
+    return it->second;
+  }
+  for (NodeId id : entries.order)
+    if (nodes_[id].name == name) return id;
+  return std::nullopt;
 }
 
 std::span<const NodeId> Tree::Children(NodeId dir) const {
@@ -72,7 +77,13 @@ Result<NodeId> Tree::Add(NodeId parent, std::string_view name, Node node) {
   nodes_.push_back(std::move(node));
   auto& entries = dirs_[nodes_[parent].dir];
   entries.order.push_back(id);
-  entries.index.emplace(std::string_view(nodes_[id].name), id);
+  if (entries.index) {
+    entries.index->emplace(std::string_view(nodes_[id].name), id);
+  } else if (entries.order.size() > kIndexedFrom) {
+    entries.index = std::make_unique<Index>();
+    entries.index->reserve(entries.order.size() * 2);
+    for (NodeId child : entries.order) entries.index->emplace(std::string_view(nodes_[child].name), child);
+  }
   return id;
 }
 

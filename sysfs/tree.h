@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -82,10 +83,16 @@ class Tree {
     using is_transparent = void;
     size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
+  // Most sysfs directories hold a handful of entries: they are searched in order, which
+  // costs no allocation per entry. A directory that grows past kIndexedFrom entries (the
+  // /sys/bus/pci/devices and /sys/class/* link farms of a large host) gets a hash index, so
+  // building stays linear in the number of nodes.
+  static constexpr size_t kIndexedFrom = 16;
+  using Index = std::unordered_map<std::string_view, NodeId, Hash, std::equal_to<>>;
   struct DirEntries {
     std::vector<NodeId> order;
     // Keys view the names of nodes_ (a deque: elements never move, so the views stay valid).
-    std::unordered_map<std::string_view, NodeId, Hash, std::equal_to<>> index;
+    std::unique_ptr<Index> index;
   };
 
   Result<NodeId> Add(NodeId parent, std::string_view name, Node node);
