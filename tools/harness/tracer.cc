@@ -134,6 +134,7 @@ void Tracer::HandleStatus(pid_t tid, int status) {
       }
       return;
     case PTRACE_EVENT_EXIT:
+      task->exiting = true;
       Resume(*task, ResumeHow::kCont, 0);
       return;
     case 0:
@@ -276,15 +277,19 @@ Tracer::Task* Tracer::AdoptEarlyChild(pid_t tid, bool resume) {
   Lineage lineage;
   lineage.thread = tgid != tid;
   const pid_t creator_tgid = lineage.thread ? tgid : ppid;
+  // Not a task past its PTRACE_EVENT_EXIT stop: exit_mm and exit_files have cleared its mm and
+  // files, and kcmp would call the child's different -- a new thread would get copies of the
+  // fd model and of the address-space state (scratch slots) instead of sharing them.
   for (const auto& [other_tid, other] : tasks_)
-    if (other.tgid == creator_tgid) lineage.creator = &other;
+    if (other.tgid == creator_tgid && !other.exiting) lineage.creator = &other;
   if (lineage.creator != nullptr) {
     auto shares = [&](int kind) {
       const long same = syscall(SYS_kcmp, lineage.creator->tid, tid, kind, 0, 0);
       return same < 0 ? lineage.thread : same == 0;
     };
     lineage.shares_files = shares(KCMP_FILES);
-    lineage.shares_memory = shares(KCMP_VM);
+    // CLONE_THREAD requires CLONE_SIGHAND, which requires CLONE_VM (copy_process).
+    lineage.shares_memory = lineage.thread || shares(KCMP_VM);
   }
   Task& task = AddTask(tid, lineage, /*started=*/true);
   if (resume) Resume(task, ResumeHow::kCont, 0);

@@ -110,6 +110,9 @@ class Tracer {
     bool started = false;  // its attach stop was seen (or it never had one: the first task)
     std::optional<PendingExit> pending;
     std::vector<int> deferred_signals;  // held back while the harness injected syscalls
+    // Resumed from its PTRACE_EVENT_EXIT stop: it never runs user code again, and its exit
+    // (exit_mm) is near.
+    bool exiting = false;
   };
 
   // A seccomp stop being decided.
