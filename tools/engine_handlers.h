@@ -4,7 +4,8 @@
 //
 //   ioctl(RDMA_VERBS_IOCTL)  entry: UverbsFile::BeginIoctl decodes, checks and builds the
 //                            forward image; it goes into a kernel-writable scratch slot of the
-//                            program and the syscall is pointed at it (WithArg). exit: the
+//                            program (its other threads are frozen until the exit has been
+//                            handled) and the syscall is pointed at it (WithArg). exit: the
 //                            image is read back and UverbsFile::Complete settles the command
 //                            (object tracking, new fds adopted into the reserved range, the
 //                            app's attribute array updated).

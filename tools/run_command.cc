@@ -134,6 +134,11 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
                "paths rewritten {}, refused {}; fds moved {}; denied {}\n",
                s.seccomp_stops, s.exit_stops, s.injected_syscalls, s.signals_delivered,
                s.paths_rewritten, s.paths_failed, s.fds_moved, s.denied);
+    if (s.freezes != 0)
+      fmt::print(stderr,
+                 "rdmaproxy: address-space freezes {} (tasks interrupted {}, stops held {}); "
+                 "refused {}\n",
+                 s.freezes, s.freeze_interrupts, s.held_stops, s.freeze_failures);
     factory->PrintStats(stderr);
   }
   return run.wait_status;

@@ -7,7 +7,13 @@
 //   fd-stops PATH N   opens PATH and calls read(fd, buf, 0) N times: one stop each when PATH
 //                     is proxied
 //   path-stops N      N stat() calls on a missing path: one stop each (path lookup)
+//   ioctl-stops PATH N T
+//                     opens PATH, starts T threads that block in read(2) on a pipe, and calls
+//                     ioctl(fd, 0, buf) N times: under the benchmark's scratch handler each
+//                     call runs on a kernel-writable slot, so the T threads are frozen
 #include <fcntl.h>
+#include <pthread.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -17,6 +23,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -70,6 +77,34 @@ int PathStops(long n) {
   return Report(start, n);
 }
 
+int g_idle_pipe[2];
+
+int IoctlStops(const char* path, long n, int threads) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0 || pipe2(g_idle_pipe, O_CLOEXEC) != 0) {
+    std::fprintf(stderr, "workload: open %s: %s\n", path, std::strerror(errno));
+    return 1;
+  }
+  std::vector<pthread_t> idle(static_cast<size_t>(threads));
+  for (auto& t : idle) {
+    pthread_create(&t, nullptr, [](void*) -> void* {
+      char byte;
+      while (read(g_idle_pipe[0], &byte, 1) < 0 && errno == EINTR) {
+      }
+      return nullptr;
+    }, nullptr);
+  }
+  usleep(10'000);  // they are asleep in read(2)
+  char buf[64] = {};
+  const double start = NowNs();
+  for (long i = 0; i < n; ++i) (void)!ioctl(fd, 0, buf);
+  const double end = NowNs();
+  close(g_idle_pipe[1]);  // EOF: they return
+  for (auto& t : idle) pthread_join(t, nullptr);
+  std::printf("ns_per_op=%.1f\n", (end - start) / static_cast<double>(n));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,5 +113,7 @@ int main(int argc, char** argv) {
   if (cmd == "mix") return Mix(std::atol(argv[2]));
   if (cmd == "fd-stops" && argc > 3) return FdStops(argv[2], std::atol(argv[3]));
   if (cmd == "path-stops") return PathStops(std::atol(argv[2]));
+  if (cmd == "ioctl-stops" && argc > 4)
+    return IoctlStops(argv[2], std::atol(argv[3]), std::atoi(argv[4]));
   return 2;
 }

@@ -128,8 +128,23 @@ class TraceeAccess {
 
   // OnEntry only: like Scratch, but writable by the tracee, because the kernel writes into it
   // (an ioctl's attribute array: UVERBS_ATTR_F_VALID_OUTPUT flags, new object ids). Valid
-  // until this syscall's exit, which this forces. A validated copy placed here is protected
-  // from other threads of the program only while they cannot run: see docs/threat-model.md.
+  // until this syscall's exit, which this forces.
+  //
+  // The guarantee: from the moment this returns until OnExit has returned, no other task that
+  // shares the caller's address space (its other threads, CLONE_VM processes such as a vfork
+  // child) runs user code or a syscall that could write the slot: each is held in a
+  // ptrace-stop — or, having reported none, is a vfork parent asleep until a held child
+  // releases the mm, or an exiting task past exit_mm. So what the handler writes here after
+  // this call is exactly what the kernel reads, and what it reads back at exit is exactly what
+  // the kernel wrote. They resume afterwards as they would have; a syscall one of them slept in
+  // is restarted (a few, such as epoll_wait, return EINTR instead: docs/harness.md). Writes by
+  // other processes (process_vm_writev, /proc/<pid>/mem) and by devices (DMA into a
+  // registered region) are not covered: docs/threat-model.md.
+  //
+  // Cost: none when the caller is alone in its address space; otherwise a PTRACE_INTERRUPT
+  // and a held stop per other task, and the tracer waits for them (tracer_freeze.cc). Errors:
+  // EAGAIN when they did not all stop within TracerOptions::freeze_timeout (nothing stays
+  // frozen; refuse the call), ESRCH when the caller died meanwhile.
   virtual Result<uint64_t> KernelScratch(size_t size) = 0;
 
   // The handler of the calling process's proxied fd `fd`, or null when `fd` is not one (any

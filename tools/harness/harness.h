@@ -12,6 +12,7 @@
 
 #include <signal.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -66,6 +67,7 @@ struct HarnessOptions {
   SignalForwarding* signals = nullptr;
   bool forward_signals = true;
   bool trust_clone_events = true;  // TracerOptions::trust_clone_events (tests)
+  std::chrono::milliseconds freeze_timeout{5000};  // TracerOptions::freeze_timeout
 };
 
 struct HarnessRun {

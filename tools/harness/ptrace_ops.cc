@@ -48,4 +48,10 @@ Result<void> ResumeTask(pid_t tid, PtraceResume how, int sig) {
   return Ok();
 }
 
+Result<void> InterruptTask(pid_t tid) {
+  if (ptrace(PTRACE_INTERRUPT, tid, nullptr, 0) != 0)
+    return Fail(errno, "PTRACE_INTERRUPT({}): {}", tid, std::strerror(errno));
+  return Ok();
+}
+
 }  // namespace rxp::harness

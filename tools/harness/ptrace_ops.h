@@ -40,4 +40,11 @@ Result<unsigned long> GetEventMsg(pid_t tid);
 enum class PtraceResume { kCont, kSyscall, kListen };
 Result<void> ResumeTask(pid_t tid, PtraceResume how, int sig);
 
+// PTRACE_INTERRUPT (PTRACE_SEIZEd tracees only): the tracee reports a ptrace-stop soon — the
+// next one it would have reported anyway, else PTRACE_EVENT_STOP — and a syscall it sleeps in
+// interruptibly is interrupted (ptrace(2)). A tracee already in a ptrace-stop reports one more
+// stop after it is resumed (ptrace_interrupt: "another trap will happen after the current trap
+// is ended").
+Result<void> InterruptTask(pid_t tid);
+
 }  // namespace rxp::harness

@@ -9,12 +9,14 @@
 #include <sys/ptrace.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <tuple>
 
 #include "tools/harness/ptrace_ops.h"
 #include "tools/harness/tracer_internal.h"
@@ -64,11 +66,24 @@ Result<int> Tracer::Run(pid_t pid) {
 
   for (;;) {
     int status = 0;
-    const pid_t tid = waitpid(-1, &status, __WALL);
-    if (tid < 0) {
-      if (errno == EINTR) continue;
-      if (errno == ECHILD) break;  // no tracee and no child left
-      return Fail(errno, "waitpid: {}", std::strerror(errno));
+    pid_t tid;
+    if (!queued_.empty()) {
+      std::tie(tid, status) = queued_.front();
+      queued_.pop_front();
+    } else {
+      // Polling only while a dying process's freeze may outlive its caller (tracer_freeze.cc).
+      const bool poll = !freezes_.empty() && PollDyingFreezes();
+      tid = waitpid(-1, &status, __WALL | (poll ? WNOHANG : 0));
+      if (tid == 0) {
+        timespec pause{0, 200'000};
+        nanosleep(&pause, nullptr);
+        continue;
+      }
+      if (tid < 0) {
+        if (errno == EINTR) continue;
+        if (errno == ECHILD) break;  // no tracee and no child left
+        return Fail(errno, "waitpid: {}", std::strerror(errno));
+      }
     }
     HandleStatus(tid, status);
     // Deaths observed while injecting into a thread are processed here, once nothing holds a
@@ -91,6 +106,7 @@ Tracer::Task* Tracer::FindTask(pid_t tid) {
 }
 
 void Tracer::HandleStatus(pid_t tid, int status) {
+  if (!freezes_.empty() && HoldIfFrozen(tid, status)) return;
   if (WIFEXITED(status) || WIFSIGNALED(status)) {
     OnTaskGone(tid, status);
     return;
@@ -106,12 +122,13 @@ void Tracer::HandleStatus(pid_t tid, int status) {
   Task* task = FindTask(tid);
   if (task == nullptr) {
     // A new thread or process whose creator's fork/clone event has not been seen yet (the two
-    // are reported independently).
-    // Its attach stop resumes it; any other stop is then handled as usual.
-    if (AdoptEarlyChild(tid, event == PTRACE_EVENT_STOP) != nullptr && event != PTRACE_EVENT_STOP)
-      HandleStatus(tid, status);
-    return;
+    // are reported independently). Adopted as started: its attach stop resumes it below, any
+    // other stop is handled as usual.
+    task = AdoptEarlyChild(tid);
+    if (task == nullptr) return;
   }
+  // Whatever it reports, a vfork parent is out of wait_for_vfork_done.
+  task->vfork_child = 0;
   switch (event) {
     case PTRACE_EVENT_SECCOMP:
       OnSeccompStop(*task);
@@ -134,6 +151,12 @@ void Tracer::HandleStatus(pid_t tid, int status) {
       }
       return;
     case PTRACE_EVENT_EXIT:
+      task->exiting = true;
+      // A caller killed inside its frozen syscall has no exit stop (ptrace_stop does not stop
+      // with a fatal signal pending), and the kernel reads its slot no more. Its death may not
+      // be reported for a long time either: a thread-group leader's death waits for the other
+      // threads (delay_group_leader), which the freeze holds at their own PTRACE_EVENT_EXIT.
+      EndFreeze(*task);
       Resume(*task, ResumeHow::kCont, 0);
       return;
     case 0:
@@ -180,8 +203,11 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     return;
   }
   const pid_t tgid = it->second.tgid;
+  EndFreeze(it->second);
   it->second.mm->ReleaseSlot(tid);
   tasks_.erase(it);
+  for (auto& [other_tid, other] : tasks_)
+    if (other.vfork_child == tid) other.vfork_child = 0;  // its vfork child released the mm
   if (--threads_per_process_[tgid] <= 0) {
     threads_per_process_.erase(tgid);
     device_filtered_.erase(tgid);
@@ -242,14 +268,22 @@ Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
 void Tracer::OnNewTask(Task& parent, int event) {
   auto msg = GetEventMsg(parent.tid);
   const auto child = msg.ok() ? static_cast<pid_t>(*msg) : 0;
+  const bool died = msg.ok() && early_deaths_.erase(child) != 0;
   // Nothing to create when the child was adopted already (its first stop came first), died
   // already, or (tests) children are to be adopted from what /proc and kcmp say.
-  if (msg.ok() && early_deaths_.erase(child) == 0 && FindTask(child) == nullptr &&
-      options_.trust_clone_events) {
+  if (msg.ok() && !died && FindTask(child) == nullptr && options_.trust_clone_events) {
     const uint64_t flags = CloneFlags(parent, event);
     AddTask(child, {&parent, (flags & CLONE_THREAD) != 0, (flags & CLONE_FILES) != 0,
                     (flags & CLONE_VM) != 0},
             /*started=*/false);
+  }
+  // kernel_clone reports PTRACE_EVENT_VFORK before wait_for_vfork_done: once resumed, the parent
+  // sleeps there until the child execs or exits (mm_release -> complete_vfork_done).
+  // Not when the child, adopted early, has exec'd already (its exec event came first): the
+  // parent then does not sleep there at all.
+  if (event == PTRACE_EVENT_VFORK && msg.ok() && !died) {
+    const Task* adopted = FindTask(child);
+    if (adopted == nullptr || adopted->mm == parent.mm) parent.vfork_child = child;
   }
   Resume(parent, ResumeHow::kCont, 0);
 }
@@ -260,7 +294,7 @@ void Tracer::OnNewTask(Task& parent, int event) {
 // once: its process from /proc/<tid>/status, and whether it shares its creator's fd table and
 // memory from kcmp(2) (KCMP_FILES, KCMP_VM; CONFIG_KCMP, on in Debian kernels). Without kcmp it
 // is taken for a fork child (copies of both), or a thread (sharing both).
-Tracer::Task* Tracer::AdoptEarlyChild(pid_t tid, bool resume) {
+Tracer::Task* Tracer::AdoptEarlyChild(pid_t tid) {
   ++stats_.early_children;
   pid_t tgid = tid, ppid = 0;
   const std::string status_path = "/proc/" + std::to_string(tid) + "/status";
@@ -276,19 +310,21 @@ Tracer::Task* Tracer::AdoptEarlyChild(pid_t tid, bool resume) {
   Lineage lineage;
   lineage.thread = tgid != tid;
   const pid_t creator_tgid = lineage.thread ? tgid : ppid;
+  // Not a task past its PTRACE_EVENT_EXIT stop: exit_mm and exit_files have cleared its mm and
+  // files, and kcmp would call the child's different -- a new thread would get copies of the
+  // fd model and of the address-space state (scratch slots, freezes) instead of sharing them.
   for (const auto& [other_tid, other] : tasks_)
-    if (other.tgid == creator_tgid) lineage.creator = &other;
+    if (other.tgid == creator_tgid && !other.exiting) lineage.creator = &other;
   if (lineage.creator != nullptr) {
     auto shares = [&](int kind) {
       const long same = syscall(SYS_kcmp, lineage.creator->tid, tid, kind, 0, 0);
       return same < 0 ? lineage.thread : same == 0;
     };
     lineage.shares_files = shares(KCMP_FILES);
-    lineage.shares_memory = shares(KCMP_VM);
+    // CLONE_THREAD requires CLONE_SIGHAND, which requires CLONE_VM (copy_process).
+    lineage.shares_memory = lineage.thread || shares(KCMP_VM);
   }
-  Task& task = AddTask(tid, lineage, /*started=*/true);
-  if (resume) Resume(task, ResumeHow::kCont, 0);
-  return &task;
+  return &AddTask(tid, lineage, /*started=*/true);
 }
 
 void Tracer::OnExec(pid_t tid) {
@@ -309,10 +345,17 @@ void Tracer::OnExec(pid_t tid) {
     }
   }
   Task* task = FindTask(tid);
-  if (task == nullptr) task = AdoptEarlyChild(tid, false);
+  if (task == nullptr) task = AdoptEarlyChild(tid);
+  EndFreeze(*task);
   // A new program, a new mm: no scratch region, no /proc/<pid>/mem fd for the old one.
   task->mm = std::make_shared<AddressSpace>();
   task->pending.reset();
+  task->exiting = false;
+  task->vfork_child = 0;
+  // A vfork parent of this task (or of its former tid) is out of its wait: exec_mm_release.
+  const pid_t former_tid = former.ok() ? static_cast<pid_t>(*former) : tid;
+  for (auto& [other_tid, other] : tasks_)
+    if (other.vfork_child == tid || other.vfork_child == former_tid) other.vfork_child = 0;
   // exec unshares the fd table (unshare_files) and closes close-on-exec fds
   // (do_close_on_exec): keep the proxied fds that are still there.
   std::shared_ptr<FdTable> old = task->fds;
@@ -360,7 +403,12 @@ void Tracer::OnSeccompStop(Task& task) {
   const Stop stop{task, info->nr, info->args, tag};
   for (const auto& row : kDispatch) {
     if (row.tag == tag) {
-      ApplyVerdict(task, (this->*row.dispatch)(stop));
+      Verdict verdict = (this->*row.dispatch)(stop);
+      if (task.stop_lost) {  // the thread died or was replaced while a freeze was set up
+        task.stop_lost = false;
+        return;
+      }
+      ApplyVerdict(task, std::move(verdict));
       return;
     }
   }
@@ -368,6 +416,8 @@ void Tracer::OnSeccompStop(Task& task) {
 }
 
 void Tracer::ApplyVerdict(Task& task, Verdict verdict) {
+  // A syscall that will have no exit stop must not leave its address space frozen.
+  if (verdict.kind != Verdict::Kind::kWatchExit) EndFreeze(task);
   switch (verdict.kind) {
     case Verdict::Kind::kContinue:
       Resume(task, ResumeHow::kCont, 0);
@@ -437,6 +487,8 @@ void Tracer::OnSyscallExit(Task& task) {
     if (!out.Set(task.tid).ok()) return;
   }
   Resume(task, ResumeHow::kCont, TakeDeferredSignal(task));
+  // The syscall and its exit handling are over: the other tasks of its address space may run.
+  EndFreeze(task);
 }
 
 Tracer::Verdict Tracer::Deny(const Stop& stop, const Error& error) {

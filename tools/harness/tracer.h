@@ -11,7 +11,11 @@
 //   * fork/vfork/clone events create the child's state (fd table shared or copied, address
 //     space shared or copied, from the clone flags); exec events migrate a non-leader's state to
 //     the thread-group leader's tid, drop the old address space and apply close-on-exec;
-//   * group-stops are parked with PTRACE_LISTEN; signal-delivery stops re-inject the signal.
+//   * group-stops are parked with PTRACE_LISTEN; signal-delivery stops re-inject the signal;
+//   * while a thread runs a syscall on a kernel-writable scratch slot (TraceeAccess::
+//     KernelScratch), every other task of its address space is held in a ptrace-stop
+//     (tracer_freeze.cc): their statuses wait in the freeze and are handled, in order, after
+//     that syscall's exit stop.
 // Per-thread state is keyed by tid; per-address-space and per-fd-table state is shared the way
 // the kernel shares mm and files_struct.
 //
@@ -22,7 +26,9 @@
 #include <sys/types.h>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -57,6 +63,9 @@ struct TracerOptions {
   // (tests): always from /proc/<tid>/status and kcmp(2) at the new task's first stop, the path
   // taken when that stop is reported before the event.
   bool trust_clone_events = true;
+  // How long KernelScratch waits for the other tasks of the caller's address space to stop
+  // before it gives up (EAGAIN); only a task stuck in an uninterruptible wait takes long.
+  std::chrono::milliseconds freeze_timeout{5000};
   Log* log = nullptr;                       // null: errors to stderr, no trace
 };
 
@@ -73,6 +82,13 @@ struct TracerStats {
   uint64_t device_filters = 0;  // processes given the device filter
   uint64_t early_children = 0;  // new tasks seen before their creator's fork/clone event
   uint64_t denied = 0;        // syscalls skipped with an error by the harness or a handler
+  // Address-space freezes (tracer_freeze.cc): KernelScratch calls that had to stop other
+  // tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended, and the
+  // freezes given up (timeout, or the caller died meanwhile).
+  uint64_t freezes = 0;
+  uint64_t freeze_interrupts = 0;
+  uint64_t held_stops = 0;
+  uint64_t freeze_failures = 0;
   std::array<uint64_t, static_cast<size_t>(Intercept::kCount)> by_intercept{};
 };
 
@@ -110,6 +126,15 @@ class Tracer {
     bool started = false;  // its attach stop was seen (or it never had one: the first task)
     std::optional<PendingExit> pending;
     std::vector<int> deferred_signals;  // held back while the harness injected syscalls
+    // Resumed from its PTRACE_EVENT_EXIT stop: it never runs user code again, and its exit
+    // (exit_mm) is near.
+    bool exiting = false;
+    // Resumed from a PTRACE_EVENT_VFORK stop and not heard of since: asleep in
+    // wait_for_vfork_done until this child releases the mm (exec or exit).
+    pid_t vfork_child = 0;
+    // The stop being decided ended while a freeze was being set up (the thread died, or another
+    // thread's exec took over its tid): its verdict must not be applied.
+    bool stop_lost = false;
   };
 
   // A seccomp stop being decided.
@@ -147,6 +172,14 @@ class Tracer {
 
   enum class ResumeHow { kCont, kSyscall, kListen };
 
+  // The other tasks of one address space, held stopped while `caller` runs a syscall on a
+  // kernel-writable scratch slot (tracer_freeze.cc).
+  struct Freeze {
+    pid_t caller = 0;
+    std::shared_ptr<AddressSpace> mm;
+    std::vector<std::pair<pid_t, int>> held;  // their wait statuses, in the order reported
+  };
+
   // Event loop (tracer.cc).
   void HandleStatus(pid_t tid, int status);
   void OnTaskGone(pid_t tid, int status);
@@ -159,7 +192,7 @@ class Tracer {
     bool shares_memory = false;  // CLONE_VM
   };
   Task& AddTask(pid_t tid, const Lineage& lineage, bool started);
-  Task* AdoptEarlyChild(pid_t tid, bool resume);
+  Task* AdoptEarlyChild(pid_t tid);
   uint64_t CloneFlags(Task& parent, int event);
   void OnExec(pid_t tid);
   void OnSeccompStop(Task& task);
@@ -180,6 +213,23 @@ class Tracer {
   void NoteDeviceFilter(Task& task);
   Task* FindTask(pid_t tid);
   Verdict Deny(const Stop& stop, const Error& error);
+
+  // Address-space freezes (tracer_freeze.cc).
+  // Stops every other task of `caller`'s address space; they stay stopped until EndFreeze.
+  // Nothing to do (and no cost) for a single-task address space.
+  Result<void> FreezeOthers(Task& caller);
+  // Releases the freeze `task` holds, if any: the held statuses are handled next.
+  void EndFreeze(const Task& task);
+  // Keeps `status` for later when `tid` belongs to a frozen address space (not the caller).
+  bool HoldIfFrozen(pid_t tid, int status);
+  // Ends the freezes of dying processes whose caller has died unreported; true while one is
+  // left that the event loop must keep polling for.
+  bool PollDyingFreezes();
+  Result<void> StopOthers(Freeze& freeze, Task& caller, std::set<pid_t>& awaited);
+  bool CollectFrozenStops(Freeze& freeze, Task& caller, std::set<pid_t>& awaited);
+  void DropUnneeded(const Freeze& freeze, std::set<pid_t>& awaited, bool check_all);
+  bool VforkBlocked(const Task& parent, const Freeze& freeze, int depth) const;
+  std::optional<int> LastHeldStatus(const Freeze& freeze, pid_t tid) const;
 
   // Fd model and proxied-file dispatch (tracer_fd.cc).
   Verdict OnFdSyscall(const Stop& stop);
@@ -214,6 +264,10 @@ class Tracer {
   std::map<pid_t, int> threads_per_process_;  // tgid -> live tasks
   std::set<pid_t> early_deaths_;    // new tasks that died before their parent's event
   std::vector<std::pair<pid_t, int>> reaped_;  // deaths seen while injecting, processed later
+  // Wait statuses reaped but not handled yet (while a freeze was set up, or held by one that
+  // ended): the event loop handles them, in order, before it waits again.
+  std::deque<std::pair<pid_t, int>> queued_;
+  std::map<const AddressSpace*, Freeze> freezes_;  // by frozen address space
   std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
   // Processes that share an fd table with a device-filtered one but lack the filter
   // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.

@@ -81,6 +81,9 @@ Result<uint64_t> Tracer::Access::Scratch(size_t size) {
 Result<uint64_t> Tracer::Access::KernelScratch(size_t size) {
   auto slot = Scratch(size);
   if (!slot.ok()) return slot;
+  // The slot is writable by every task of this mm: none of the others may run until this
+  // syscall's exit stop has been handled (tracer_freeze.cc; released by EndFreeze).
+  RXP_TRY(tracer_.FreezeOthers(task_));
   return AddressSpace::KernelSlotOf(*slot);
 }
 

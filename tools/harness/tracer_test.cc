@@ -4,15 +4,22 @@
 #include "tools/harness/tracer.h"
 
 #include <signal.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <array>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <thread>
 #include <cctype>
 #include <iterator>
@@ -323,6 +330,306 @@ TEST_CASE("handlers can hand the kernel a private copy through scratch memory", 
   f.options.factory = &refusing;
   CHECK(RunTestee({"write-proxied", "/dev/infiniband/uverbs2", "x", "100"}, f.options)["wrote"] ==
         "-EPERM");
+}
+
+// What the engine does with an ioctl — a private image in KernelScratch, the call pointed at
+// it — plus a check, at exit, that no other task of the process ran meanwhile: the image is
+// still what the handler wrote (the testee's helpers keep writing into every kernel-writable
+// slot), and the counter the ioctl points at (which they keep incrementing) has not moved.
+struct FreezeProbe {
+  static constexpr size_t kImageSize = 512;
+  struct Pending {
+    uint64_t slot = 0;
+    uint64_t counter = 0;
+    std::array<std::byte, kImageSize> image{};
+  };
+  std::map<pid_t, Pending> pending;         // by thread
+  std::map<pid_t, uint64_t> exit_counter;   // by thread: the counter at its last exit
+  int calls = 0;
+  int failed = 0;          // KernelScratch (or a memory access) failed
+  std::vector<int> scratch_errors;  // KernelScratch's errnos
+  int image_changed = 0;   // at exit, the slot was not what the handler wrote
+  int counter_moved = 0;   // at exit, the counter was not what it was after KernelScratch
+  int moved_between = 0;   // the counter moved between a thread's calls (its helpers ran)
+
+  void Install(testing::RecordingFactory& factory) {
+    factory.on_entry = [this](const SyscallView& call, TraceeAccess& tracee) {
+      return Entry(call, tracee);
+    };
+    factory.on_exit = [this](const SyscallView& call, long, TraceeAccess& tracee) {
+      Exit(call, tracee);
+      return ExitDecision::Keep();
+    };
+  }
+
+  EntryDecision Entry(const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr != SYS_ioctl) return EntryDecision::Allow();
+    auto slot = tracee.KernelScratch(kImageSize);
+    if (!slot.ok()) {
+      ++failed;
+      scratch_errors.push_back(slot.error().errnum);
+      return EntryDecision::Emulate(-slot.error().errnum);
+    }
+    // From here on the process's other threads are stopped: the counter is read after.
+    Pending p;
+    p.slot = *slot;
+    for (size_t i = 0; i < kImageSize; ++i)
+      p.image[i] = static_cast<std::byte>(0xA5 ^ i ^ static_cast<size_t>(calls));
+    auto counter = tracee.memory().ReadValue<uint64_t>(call.args[2]);
+    if (!counter.ok() || !tracee.memory().Write(*slot, p.image).ok()) {
+      ++failed;
+      return EntryDecision::Emulate(-EFAULT);
+    }
+    p.counter = *counter;
+    if (auto last = exit_counter.find(call.tid); last != exit_counter.end())
+      moved_between += last->second != p.counter;
+    pending[call.tid] = p;
+    ++calls;
+    return EntryDecision::Allow().WithArg(2, *slot);
+  }
+
+  void Exit(const SyscallView& call, TraceeAccess& tracee) {
+    auto it = pending.find(call.tid);
+    if (it == pending.end()) return;
+    const Pending p = it->second;
+    pending.erase(it);
+    std::array<std::byte, kImageSize> now{};
+    if (!tracee.memory().Read(p.slot, now).ok() || now != p.image) ++image_changed;
+    auto counter = tracee.memory().ReadValue<uint64_t>(call.args[2]);
+    if (!counter.ok() || *counter != p.counter) ++counter_moved;
+    exit_counter[call.tid] = counter.ok() ? *counter : 0;
+  }
+};
+
+TEST_CASE("no other thread runs while a thread's KernelScratch syscall runs", "[tracer][freeze]") {
+  Fixture f;
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  // 200 ioctls while 3 threads spin, incrementing the counter and writing into every
+  // kernel-writable scratch slot. Without the freeze they race the handler every time.
+  TesteeRun run = RunTestee({"freeze-spin", "/dev/infiniband/uverbs0", "200", "3"}, f.options);
+  INFO(run.out << run.errors);
+  REQUIRE(run["scratch_found"] == "1");
+  CHECK(run["enotty"] == "200");
+  CHECK(probe.calls == 200);
+  CHECK(probe.failed == 0);
+  // The helpers did run between the calls...
+  CHECK(probe.moved_between >= 100);
+  // ...and never during one: not between KernelScratch and the exit stop.
+  CHECK(probe.counter_moved == 0);
+  CHECK(probe.image_changed == 0);
+  CHECK(run.stats.freezes == 200);
+  CHECK(run.stats.freeze_failures == 0);
+  CHECK(run.stats.held_stops >= 3 * 200);  // a stop of each helper per call, handled afterwards
+}
+
+TEST_CASE("the kernel reads the validated copy, not what another thread wrote meanwhile", "[tracer][freeze]") {
+  // ioctl(FIONBIO, &int): the handler copies the program's int into a kernel-writable slot and
+  // points the call at it, while 2 threads write 0 and 1 in turn into every such slot. The
+  // file's O_NONBLOCK flag afterwards shows which value the kernel read.
+  Fixture f;
+  int calls = 0, failed = 0;
+  f.factory.on_entry = [&](const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr != SYS_ioctl || call.args[1] != FIONBIO) return EntryDecision::Allow();
+    auto value = tracee.memory().ReadValue<int>(call.args[2]);
+    auto slot = tracee.KernelScratch(sizeof(int));
+    if (!value.ok() || !slot.ok() || !tracee.memory().WriteValue(*slot, *value).ok()) {
+      ++failed;
+      return EntryDecision::Emulate(-EFAULT);
+    }
+    ++calls;
+    return EntryDecision::Allow().WithArg(2, *slot);
+  };
+  TesteeRun run = RunTestee({"freeze-fionbio", "/dev/infiniband/uverbs0", "1000", "2"}, f.options);
+  INFO(run.out << run.errors);
+  REQUIRE(run["scratch_found"] == "1");
+  CHECK(calls == 1000);
+  CHECK(failed == 0);
+  CHECK(run["failed"] == "0");
+  CHECK(run["wrong"] == "0");
+  CHECK(run.stats.freezes == 1000);
+  CHECK(run.stats.freeze_failures == 0);
+}
+
+TEST_CASE("a single-threaded program pays nothing for KernelScratch", "[tracer][freeze]") {
+  Fixture f;
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  TesteeRun few = RunTestee({"freeze-spin", "/dev/infiniband/uverbs0", "10", "0"}, f.options);
+  TesteeRun many = RunTestee({"freeze-spin", "/dev/infiniband/uverbs0", "1010", "0"}, f.options);
+  INFO(many.out << many.errors);
+  CHECK(many["enotty"] == "1010");
+  CHECK(probe.calls == 1020);
+  // One seccomp stop and one exit stop per call, nothing else.
+  CHECK(many.stats.seccomp_stops - few.stats.seccomp_stops == 1000);
+  CHECK(many.stats.exit_stops - few.stats.exit_stops == 1000);
+  CHECK(many.stats.freezes == 0);
+  CHECK(many.stats.freeze_interrupts == 0);
+  CHECK(many.stats.held_stops == 0);
+  CHECK(probe.image_changed == 0);
+}
+
+TEST_CASE("a freeze that cannot be set up in time refuses the call and loses nothing", "[tracer][freeze]") {
+  Fixture f;
+  f.options.freeze_timeout = std::chrono::milliseconds(0);  // give up unless all are stopped already
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  TesteeRun run = RunTestee({"freeze-spin", "/dev/infiniband/uverbs0", "200", "3"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run.exit_code() == 0);
+  CHECK(run["other"] == "0");
+  CHECK(run.Number("eagain") > 0);
+  CHECK(run.Number("enotty") + run.Number("eagain") == 200);
+  CHECK(static_cast<long>(run.stats.freeze_failures) == run.Number("eagain"));
+  // The calls that did run were frozen properly.
+  CHECK(probe.counter_moved == 0);
+  CHECK(probe.image_changed == 0);
+}
+
+TEST_CASE("a vfork child and its sleeping parent do not hold up a freeze", "[tracer][freeze]") {
+  Fixture f;
+  f.options.freeze_timeout = std::chrono::seconds(2);
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  TesteeRun run = RunTestee({"freeze-vfork", "/dev/infiniband/uverbs0", "20"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run["enotty"] == "20");
+  CHECK(run["vfork_child"] == "0");  // its own ioctl, as the freezing caller, worked too
+  CHECK(probe.calls == 21);
+  CHECK(run.stats.freezes == 21);
+  CHECK(run.stats.freeze_failures == 0);
+  CHECK(probe.counter_moved == 0);
+  CHECK(probe.image_changed == 0);
+}
+
+TEST_CASE("an exited main thread does not hold up a freeze", "[tracer][freeze]") {
+  Fixture f;
+  f.options.freeze_timeout = std::chrono::seconds(2);
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  TesteeRun run = RunTestee({"freeze-leader-exit", "/dev/infiniband/uverbs0", "20"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run.exit_code() == 0);
+  CHECK(run["enotty"] == "20");
+  CHECK(run.stats.freezes == 20);
+  CHECK(run.stats.freeze_failures == 0);
+  // The zombie leader (past its PTRACE_EVENT_EXIT stop) is never interrupted or waited for.
+  CHECK(run.stats.freeze_interrupts == 0);
+}
+
+// Fails the test (instead of hanging it) when a run is not over in time.
+class HangGuard {
+ public:
+  explicit HangGuard(std::chrono::seconds limit) : thread_([this, limit] {
+    std::unique_lock lock(mutex_);
+    if (!done_cv_.wait_for(lock, limit, [this] { return done_; })) {
+      std::fprintf(stderr, "the harness hung: still running after %lld s\n",
+                   static_cast<long long>(limit.count()));
+      std::abort();
+    }
+  }) {}
+  ~HangGuard() {
+    {
+      std::lock_guard lock(mutex_);
+      done_ = true;
+    }
+    done_cv_.notify_all();
+    thread_.join();
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+TEST_CASE("a caller killed inside its frozen syscall leaves nothing frozen", "[tracer][freeze]") {
+  // The main thread (the thread-group leader, whose death the kernel reports only after every
+  // other thread's) is the caller; 3 helpers spin. On the 10th ioctl the whole process is
+  // SIGKILLed: before KernelScratch (the caller may vanish while the others are being stopped:
+  // ESRCH) or after it (the caller has no exit stop; the helpers are held at the time).
+  const bool before = GENERATE(true, false);
+  INFO("killed " << (before ? "before" : "after") << " KernelScratch");
+  Fixture f;
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  int ioctls = 0;
+  f.factory.on_entry = [&](const SyscallView& call, TraceeAccess& tracee) {
+    if (call.nr != SYS_ioctl || ++ioctls != 10) return probe.Entry(call, tracee);
+    if (before) kill(call.tgid, SIGKILL);
+    EntryDecision decision = probe.Entry(call, tracee);
+    if (!before) kill(call.tgid, SIGKILL);
+    return decision;
+  };
+  HangGuard guard(std::chrono::seconds(60));
+  TesteeRun run = RunTestee({"freeze-spin", "/dev/infiniband/uverbs0", "50", "3"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run.term_signal() == SIGKILL);
+  CHECK(ioctls == 10);
+  CHECK(run.stats.freezes >= 9);
+  CHECK(probe.counter_moved == 0);
+  CHECK(probe.image_changed == 0);
+  if (before) {
+    // Either the freeze was complete before the caller's death was seen, or it gave up.
+    CHECK(run.stats.freeze_failures == probe.scratch_errors.size());
+    for (int e : probe.scratch_errors) CHECK(e == ESRCH);
+  } else {
+    CHECK(run.stats.freeze_failures == 0);
+  }
+}
+
+TEST_CASE("an exec by another thread ends a freeze without a hang", "[tracer][freeze]") {
+  Fixture f;
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  HangGuard guard(std::chrono::seconds(60));
+  TesteeRun run = RunTestee({"freeze-exec", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run.exit_code() == 0);  // the exec'd program's
+  CHECK(probe.calls > 0);
+  CHECK(run.stats.freezes > 0);
+  CHECK(probe.counter_moved == 0);
+  CHECK(probe.image_changed == 0);
+}
+
+TEST_CASE("freezes survive thread churn, forks, vforks, signals, group-stops and blocked syscalls", "[tracer][freeze]") {
+  Fixture f;
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  const std::string pidfile = f.tree.root + "/stress.pid";
+  // The testee runs in its own process group; if it is not done in 3 minutes, it is killed and
+  // the test fails instead of hanging.
+  std::atomic<bool> done{false}, killed{false};
+  std::thread watchdog([&] {
+    for (int i = 0; i < 1800 && !done; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (done) return;
+    killed = true;
+    pid_t pid = 0;
+    std::ifstream(pidfile) >> pid;
+    if (pid > 1) kill(-pid, SIGKILL);
+  });
+  TesteeRun run = RunTestee({"freeze-stress", "/dev/infiniband/uverbs0", "300", pidfile}, f.options);
+  done = true;
+  watchdog.join();
+  INFO(run.out << run.errors);
+  REQUIRE_FALSE(killed);
+  CHECK(run.exit_code() == 0);
+  CHECK(run["scratch_found"] == "1");
+  CHECK(run["bad"] == "0");  // every ioctl answered ENOTTY, children exited 0, sleeps and reads restarted
+  CHECK(run["ioctls"] == "2400");
+  CHECK(run.Number("forks") > 0);
+  CHECK(run.Number("churned") > 0);
+  CHECK(run.Number("sleeps") > 0);
+  CHECK(run.Number("pipe_messages") > 0);
+  CHECK(run.Number("stop_cycles") > 0);
+  CHECK(run.Number("signals") > 0);
+  CHECK(probe.failed == 0);
+  CHECK(probe.counter_moved == 0);
+  CHECK(probe.image_changed == 0);
+  CHECK(run.stats.freezes > 0);
+  CHECK(run.stats.held_stops > 0);
+  CHECK(run.stats.freeze_failures == 0);
 }
 
 TEST_CASE("a refused open closes the fd in the tracee", "[tracer]") {

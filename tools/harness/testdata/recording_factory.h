@@ -31,10 +31,15 @@ struct Recorded {
 class RecordingFactory final : public FileHandlerFactory {
  public:
   using EntryScript = std::function<EntryDecision(const SyscallView&, TraceeAccess&)>;
+  using ExitScript = std::function<ExitDecision(const SyscallView&, long, TraceeAccess&)>;
 
   // Decides every entry (default: allow and inspect the exit).
   EntryScript on_entry = [](const SyscallView&, TraceeAccess&) {
     return EntryDecision::AllowAndInspect();
+  };
+  // Decides every exit (default: keep the result).
+  ExitScript on_exit = [](const SyscallView&, long, TraceeAccess&) {
+    return ExitDecision::Keep();
   };
   // When set, OnOpen fails with this error.
   std::optional<Error> refuse_open;
@@ -56,9 +61,9 @@ class RecordingFactory final : public FileHandlerFactory {
       f_.record.entries.push_back(call);
       return f_.on_entry(call, tracee);
     }
-    ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess&) override {
+    ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess& tracee) override {
       f_.record.exits.emplace_back(call.nr, result);
-      return ExitDecision::Keep();
+      return f_.on_exit(call, result, tracee);
     }
     void OnClose(CloseReason reason) override { f_.record.closes.push_back(reason); }
 

@@ -7,7 +7,9 @@
 //   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH [ALIAS] |
 //   proc-reopen PATH |
 //   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
-//   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH
+//   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
+//   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
+//   freeze-leader-exit PATH N | freeze-exec PATH
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/close_range.h>
@@ -20,11 +22,13 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -462,6 +466,408 @@ int ReadProxied(const char* path, long n) {
   return 0;
 }
 
+// --- Address-space freezes (tracer_freeze.cc) -------------------------------------------
+
+// The harness's kernel-writable scratch slots (address_space.h: 64 slots of 16 KiB, mapped
+// writable right after as many read-only ones), found the way a program would: an anonymous
+// r--p mapping of 1 MiB directly followed by an rw-p one. Returns its start, or 0.
+constexpr uint64_t kScratchSlotBytes = 16 * 1024;
+constexpr uint64_t kScratchSlotCount = 64;
+constexpr uint64_t kScratchHalf = kScratchSlotBytes * kScratchSlotCount;
+
+uint64_t FindKernelScratch() {
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return 0;
+  char line[512];
+  uint64_t read_only_end = 0, found = 0;
+  while (found == 0 && std::fgets(line, sizeof line, maps) != nullptr) {
+    uint64_t start = 0, end = 0, inode = 0;
+    char perms[8] = {};
+    if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64, &start, &end, perms,
+                    &inode) != 4)
+      continue;
+    const bool anonymous = inode == 0 && std::strchr(line, '/') == nullptr &&
+                           std::strchr(line, '[') == nullptr;
+    if (anonymous && std::strcmp(perms, "rw-p") == 0 && start == read_only_end) found = start;
+    read_only_end =
+        anonymous && std::strcmp(perms, "r--p") == 0 && end - start == kScratchHalf ? end : 0;
+  }
+  std::fclose(maps);
+  return found;
+}
+
+std::atomic<uint64_t> g_counter{0};  // incremented by spinning threads; ioctls point at it
+std::atomic<bool> g_stop{false};
+uint64_t g_kernel_scratch = 0;
+
+// With it set, the hammer writes 0 and 1 in turn into the first word of every slot instead.
+std::atomic<bool> g_hammer_first_word{false};
+
+// Writes into the first 512 bytes of every kernel-writable slot, 8 bytes at a time.
+void HammerScratch(uint64_t round) {
+  if (g_kernel_scratch == 0) return;
+  if (g_hammer_first_word.load(std::memory_order_relaxed)) {
+    for (uint64_t slot = 0; slot < kScratchSlotCount; ++slot) {
+      auto* word = reinterpret_cast<volatile uint64_t*>(g_kernel_scratch + slot * kScratchSlotBytes);
+      *word = round & 1;
+    }
+    return;
+  }
+  const uint64_t offset = (round % 64) * 8;
+  for (uint64_t slot = 0; slot < kScratchSlotCount; ++slot) {
+    auto* word = reinterpret_cast<volatile uint64_t*>(g_kernel_scratch +
+                                                       slot * kScratchSlotBytes + offset);
+    *word = round;
+  }
+}
+
+void* SpinAndHammer(void*) {
+  for (uint64_t round = 0; !g_stop.load(std::memory_order_relaxed); ++round) {
+    g_counter.fetch_add(1, std::memory_order_relaxed);
+    HammerScratch(round);
+  }
+  return nullptr;
+}
+
+long VerbsIoctl(int fd) {
+  return ioctl(fd, kRdmaVerbsIoctl, &g_counter) < 0 ? -errno : 0;
+}
+
+// N verbs ioctls on a proxied device while HELPERS threads spin, incrementing g_counter and
+// writing into every kernel-writable scratch slot. Each ioctl points at g_counter.
+int FreezeSpin(const char* path, long n, int helpers) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    Print("fd", -errno);
+    return 1;
+  }
+  g_kernel_scratch = FindKernelScratch();
+  Print("scratch_found", g_kernel_scratch != 0 ? 1 : 0);
+  std::vector<pthread_t> threads(static_cast<size_t>(helpers));
+  for (auto& t : threads) pthread_create(&t, nullptr, SpinAndHammer, nullptr);
+  while (helpers > 0 && g_counter.load() < 1000) sched_yield();  // they are running
+  long enotty = 0, eagain = 0, other = 0;
+  for (long i = 0; i < n; ++i) {
+    if (helpers > 0) usleep(50);  // let the helpers run between calls
+    const long r = VerbsIoctl(fd);
+    if (r == -ENOTTY) ++enotty;  // what /dev/null, the stand-in device, answers
+    else if (r == -EAGAIN) ++eagain;
+    else ++other;
+  }
+  g_stop = true;
+  for (auto& t : threads) pthread_join(t, nullptr);
+  Print("enotty", enotty);
+  Print("eagain", eagain);
+  Print("other", other);
+  return 0;
+}
+
+// N ioctl(FIONBIO) calls, alternately clearing and setting O_NONBLOCK, while HELPERS threads
+// write 0 and 1 in turn into every kernel-writable slot. The kernel reads the int the call
+// points at (do_vfs_ioctl); F_GETFL then shows which value it saw.
+int FreezeFionbio(const char* path, long n, int helpers) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    Print("fd", -errno);
+    return 1;
+  }
+  g_kernel_scratch = FindKernelScratch();
+  Print("scratch_found", g_kernel_scratch != 0 ? 1 : 0);
+  g_hammer_first_word = true;
+  std::vector<pthread_t> threads(static_cast<size_t>(helpers));
+  for (auto& t : threads) pthread_create(&t, nullptr, SpinAndHammer, nullptr);
+  while (helpers > 0 && g_counter.load() < 1000) sched_yield();  // they are running
+  long wrong = 0, failed = 0;
+  for (long i = 0; i < n; ++i) {
+    if (helpers > 0) usleep(50);
+    int want = static_cast<int>(i & 1);
+    if (ioctl(fd, FIONBIO, &want) != 0) ++failed;
+    const int flags = fcntl(fd, F_GETFL);
+    if (((flags & O_NONBLOCK) != 0) != (want != 0)) ++wrong;
+  }
+  g_stop = true;
+  for (auto& t : threads) pthread_join(t, nullptr);
+  Print("failed", failed);
+  Print("wrong", wrong);
+  return 0;
+}
+
+std::atomic<long> g_bad{0};  // stress: anything that went wrong, with a line on stderr
+std::atomic<long> g_signals{0};
+int g_stress_fd = -1;
+
+// The main thread (the thread-group leader) does ioctls without end, a helper spins, and
+// another thread execs `exit 0` after a while: de_thread kills the leader, possibly inside a
+// frozen syscall, and the exec'ing thread takes over its tid (ptrace(2), "execve(2) under
+// ptrace").
+int FreezeExec(const char* path) {
+  g_stress_fd = open(path, O_RDWR | O_CLOEXEC);
+  if (g_stress_fd < 0) return 1;
+  g_kernel_scratch = FindKernelScratch();
+  pthread_t spinner, execer;
+  pthread_create(&spinner, nullptr, SpinAndHammer, nullptr);
+  pthread_create(&execer, nullptr, [](void*) -> void* {
+    usleep(30'000);
+    execl(g_self, g_self, "exit", "0", nullptr);
+    _exit(127);
+  }, nullptr);
+  for (;;) (void)VerbsIoctl(g_stress_fd);
+}
+
+
+void Bad(const char* what, long value) {
+  g_bad.fetch_add(1);
+  std::fprintf(stderr, "testee: %s: %ld\n", what, value);
+}
+
+void StressIoctl() {
+  const long r = VerbsIoctl(g_stress_fd);
+  if (r != -ENOTTY) Bad("ioctl", r);
+}
+
+// A child (fork, or a thread that exits) does a few ioctls; with `threads`, from two threads.
+void* TwoIoctls(void*) {
+  StressIoctl();
+  StressIoctl();
+  return nullptr;
+}
+
+// Forks children that do ioctls (single- and multi-threaded) and vforks children that exec,
+// until told to stop.
+void* Forker(void*) {
+  static std::atomic<long> forks{0};  // not a local: vfork() returns twice into this frame
+  while (!g_stop.load()) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      long bad = 0;
+      for (int i = 0; i < 3; ++i) bad += VerbsIoctl(g_stress_fd) != -ENOTTY;
+      pthread_t t;
+      pthread_create(&t, nullptr, [](void*) -> void* {
+        for (int i = 0; i < 5; ++i) (void)VerbsIoctl(g_stress_fd);
+        return nullptr;
+      }, nullptr);
+      for (int i = 0; i < 5; ++i) bad += VerbsIoctl(g_stress_fd) != -ENOTTY;
+      pthread_join(t, nullptr);
+      _exit(bad == 0 ? 0 : 1);
+    }
+    if (const int code = WaitChild(pid); code != 0) Bad("fork child", code);
+    pid = vfork();
+    if (pid == 0) {
+      execl(g_self, g_self, "exit", "0", nullptr);
+      _exit(127);
+    }
+    if (const int code = WaitChild(pid); code != 0) Bad("vfork child", code);
+    ++forks;
+  }
+  Print("forks", forks.load());
+  return nullptr;
+}
+
+// Creates short-lived threads that do ioctls, so threads start and exit during freezes.
+void* Churn(void*) {
+  long churned = 0;
+  while (!g_stop.load()) {
+    pthread_t t[3];
+    for (auto& one : t) pthread_create(&one, nullptr, TwoIoctls, nullptr);
+    for (auto& one : t) pthread_join(one, nullptr);
+    churned += 3;
+  }
+  Print("churned", churned);
+  return nullptr;
+}
+
+// Sleeps 1 ms at a time: freezes interrupt the sleep, which must be restarted for what is
+// left (ERESTART_RESTARTBLOCK), never cut short or failed.
+void* Sleeper(void*) {
+  long sleeps = 0;
+  while (!g_stop.load()) {
+    timespec start{}, end{};
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    timespec ms{0, 1'000'000};
+    if (nanosleep(&ms, nullptr) != 0) Bad("nanosleep", -errno);
+    clock_gettime(CLOCK_MONOTONIC, &end);
+    const long ns = (end.tv_sec - start.tv_sec) * 1'000'000'000L + (end.tv_nsec - start.tv_nsec);
+    if (ns < 1'000'000) Bad("nanosleep returned early (ns)", ns);
+    ++sleeps;
+  }
+  Print("sleeps", sleeps);
+  return nullptr;
+}
+
+// A reader blocked in read(2) on a pipe (ERESTARTSYS when interrupted) must get every message,
+// in order.
+int g_pipe[2];
+void* PipeReader(void*) {
+  long expect = 0;
+  for (;;) {
+    long value = 0;
+    const ssize_t n = read(g_pipe[0], &value, sizeof value);
+    if (n == 0) break;
+    if (n != sizeof value) {
+      Bad("pipe read", n < 0 ? -errno : n);
+      break;
+    }
+    if (value != expect) Bad("pipe message out of order", value);
+    expect = value + 1;
+  }
+  Print("pipe_messages", expect);
+  return nullptr;
+}
+void* PipeWriter(void*) {
+  for (long i = 0; !g_stop.load(); ++i) {
+    if (write(g_pipe[1], &i, sizeof i) != sizeof i) Bad("pipe write", -errno);
+    usleep(200);
+  }
+  close(g_pipe[1]);
+  return nullptr;
+}
+
+// Sends SIGUSR1 (handled, SA_RESTART) to the long-lived threads, which are frozen and
+// interrupted meanwhile: signal-delivery stops get held and must still be delivered.
+pthread_t g_signal_targets[4];
+void* Signaller(void*) {
+  for (unsigned i = 0; !g_stop.load(); ++i) {
+    pthread_kill(g_signal_targets[i % 4], SIGUSR1);
+    usleep(100);
+  }
+  return nullptr;
+}
+
+// A two-threaded child doing ioctls is stopped (SIGSTOP) and continued over and over.
+void* Stopper(void*) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    pthread_t t;
+    pthread_create(&t, nullptr, [](void*) -> void* {
+      for (int i = 0; i < 300; ++i) (void)VerbsIoctl(g_stress_fd);
+      return nullptr;
+    }, nullptr);
+    long bad = 0;
+    for (int i = 0; i < 300; ++i) bad += VerbsIoctl(g_stress_fd) != -ENOTTY;
+    pthread_join(t, nullptr);
+    _exit(bad == 0 ? 0 : 1);
+  }
+  long cycles = 0;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    kill(pid, SIGSTOP);
+    usleep(300);
+    kill(pid, SIGCONT);
+    usleep(300);
+    ++cycles;
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  if (code != 0) Bad("stopped child", code);
+  Print("stop_cycles", cycles);
+  return nullptr;
+}
+
+// Everything at once: WORKERS threads do ROUNDS ioctls each while threads come and go,
+// children are forked and vforked, signals fly, threads sleep and block in read(2), and a
+// child is group-stopped and continued. Writes its pid (and process group) to PIDFILE first.
+int FreezeStress(const char* path, long rounds, const char* pidfile) {
+  setpgid(0, 0);  // the test's watchdog kills the whole group if this hangs
+  if (FILE* f = std::fopen(pidfile, "we")) {
+    std::fprintf(f, "%d\n", getpid());
+    std::fclose(f);
+  }
+  g_stress_fd = open(path, O_RDWR);
+  if (g_stress_fd < 0) {
+    Print("fd", -errno);
+    return 1;
+  }
+  g_kernel_scratch = FindKernelScratch();
+  Print("scratch_found", g_kernel_scratch != 0 ? 1 : 0);
+  struct sigaction sa{};
+  sa.sa_handler = [](int) { g_signals.fetch_add(1); };
+  sa.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &sa, nullptr);
+  if (pipe2(g_pipe, O_CLOEXEC) != 0) return 1;
+
+  static long s_rounds = rounds;
+  std::vector<pthread_t> others(7);
+  pthread_create(&others[0], nullptr, SpinAndHammer, nullptr);
+  pthread_create(&others[1], nullptr, Forker, nullptr);
+  pthread_create(&others[2], nullptr, Churn, nullptr);
+  pthread_create(&others[3], nullptr, Sleeper, nullptr);
+  pthread_create(&others[4], nullptr, PipeReader, nullptr);
+  pthread_create(&others[5], nullptr, PipeWriter, nullptr);
+  pthread_create(&others[6], nullptr, Stopper, nullptr);
+  std::vector<pthread_t> workers(8);
+  for (size_t i = 0; i < workers.size(); ++i) {
+    pthread_create(&workers[i], nullptr, [](void*) -> void* {
+      for (long r = 0; r < s_rounds; ++r) StressIoctl();
+      return nullptr;
+    }, nullptr);
+  }
+  g_signal_targets[0] = pthread_self();  // blocked in pthread_join (futex, restarted)
+  g_signal_targets[1] = others[0];       // spinning
+  g_signal_targets[2] = others[1];       // forking, vforking, waiting for children
+  g_signal_targets[3] = others[2];       // creating and joining threads
+  pthread_t signaller;
+  pthread_create(&signaller, nullptr, Signaller, nullptr);
+  for (auto& t : workers) pthread_join(t, nullptr);
+  g_stop = true;
+  pthread_join(signaller, nullptr);
+  for (auto& t : others) pthread_join(t, nullptr);
+  Print("ioctls", static_cast<long>(workers.size()) * rounds);
+  Print("signals", g_signals.load());
+  Print("bad", g_bad.load());
+  return 0;
+}
+
+// A vfork child shares the address space until it execs, and its parent sleeps in the kernel
+// meanwhile: neither may hold up a freeze. A thread vforks a child that blocks in read(2);
+// the main thread does N ioctls (the child is stopped, its parent left asleep), then lets the
+// child do an ioctl of its own (the caller, with its parent asleep) and exec.
+int FreezeVfork(const char* path, long n) {
+  g_stress_fd = open(path, O_RDWR | O_CLOEXEC);
+  if (g_stress_fd < 0 || pipe2(g_pipe, O_CLOEXEC) != 0) return 1;
+  pthread_t spinner, parent;
+  pthread_create(&spinner, nullptr, SpinAndHammer, nullptr);
+  static std::atomic<int> child_code{-1};
+  pthread_create(&parent, nullptr, [](void*) -> void* {
+    const pid_t pid = vfork();
+    if (pid == 0) {
+      // Raw syscalls only: the child borrows the parent's memory and stack.
+      char byte = 0;
+      syscall(SYS_read, g_pipe[0], &byte, 1);
+      const long r = syscall(SYS_ioctl, g_stress_fd, kRdmaVerbsIoctl, &g_counter);
+      execl(g_self, g_self, "exit", r == -1 && errno == ENOTTY ? "0" : "1", nullptr);
+      _exit(127);
+    }
+    child_code = WaitChild(pid);
+    return nullptr;
+  }, nullptr);
+  usleep(50'000);  // the parent is in vfork() now, the child in read()
+  long enotty = 0;
+  for (long i = 0; i < n; ++i) enotty += VerbsIoctl(g_stress_fd) == -ENOTTY;
+  (void)!write(g_pipe[1], "x", 1);
+  pthread_join(parent, nullptr);
+  g_stop = true;
+  pthread_join(spinner, nullptr);
+  Print("enotty", enotty);
+  Print("vfork_child", child_code.load());
+  return 0;
+}
+
+// The main thread exits (pthread_exit) and stays a zombie while a worker does N ioctls: it
+// never reports a stop again, and a freeze must not wait for it.
+int FreezeLeaderExit(const char* path, long n) {
+  g_stress_fd = open(path, O_RDWR | O_CLOEXEC);
+  if (g_stress_fd < 0) return 1;
+  static long s_n = n;
+  pthread_t worker;
+  pthread_create(&worker, nullptr, [](void*) -> void* {
+    usleep(50'000);  // the main thread has exited
+    long enotty = 0;
+    for (long i = 0; i < s_n; ++i) enotty += VerbsIoctl(g_stress_fd) == -ENOTTY;
+    Print("enotty", enotty);
+    return nullptr;
+  }, nullptr);
+  pthread_exit(nullptr);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -505,6 +911,13 @@ int main(int argc, char** argv) {
   if (cmd == "range-fd-loop") return RangeFdLoop(std::atol(a), b);
   if (cmd == "threads-device") return ThreadsDevice(a, std::atoi(b));
   if (cmd == "clone-files-late") return CloneFilesLate(a);
+  if (cmd == "freeze-spin") return FreezeSpin(a, std::atol(b), argc > 4 ? std::atoi(argv[4]) : 0);
+  if (cmd == "freeze-fionbio")
+    return FreezeFionbio(a, std::atol(b), argc > 4 ? std::atoi(argv[4]) : 0);
+  if (cmd == "freeze-exec") return FreezeExec(a);
+  if (cmd == "freeze-vfork") return FreezeVfork(a, std::atol(b));
+  if (cmd == "freeze-leader-exit") return FreezeLeaderExit(a, std::atol(b));
+  if (cmd == "freeze-stress") return FreezeStress(a, std::atol(b), argc > 4 ? argv[4] : "/dev/null");
   std::fprintf(stderr, "testee: unknown command %s\n", cmd.c_str());
   return 2;
 }
