@@ -66,7 +66,15 @@ Result<UniqueFd> DiskFs::OpenIn(std::string_view path, uint64_t flags) const {
   how.flags = flags | O_CLOEXEC;
   how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
   std::string rel = Relative(path);
-  long fd = ::syscall(SYS_openat2, root_.get(), rel.c_str(), &how, sizeof(how));
+  // With RESOLVE_IN_ROOT the kernel answers EAGAIN when a rename or mount anywhere on the
+  // system raced a ".." step of the walk (it cannot prove the walk stayed inside the root:
+  // nd_jump_root / legitimize_root, openat2(2) "EAGAIN"); the man page says to retry. A
+  // symlink farm such as /sys/class/* is all "..", so a busy machine hits this.
+  long fd = -1;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    fd = ::syscall(SYS_openat2, root_.get(), rel.c_str(), &how, sizeof(how));
+    if (fd >= 0 || errno != EAGAIN) break;
+  }
   if (fd < 0) return Errno("open", path);
   return UniqueFd(static_cast<int>(fd));
 }

@@ -34,6 +34,7 @@ struct RunOptions {
   std::optional<std::string> sysfs_snapshot;  // --sysfs FILE (given, even if empty)
   bool sysfs_from_host = false;
   bool stats = false;
+  bool freeze_threads = false;
   std::vector<std::string> command;
 };
 
@@ -126,6 +127,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   harness.factory = &factory->factory();
   harness.log = &log;
   harness.signals = &signals;
+  harness.freeze_address_space = options.freeze_threads;
   auto run = OrThrow(RunHarness(harness));
   if (options.stats) {
     const TracerStats& s = run.stats;
@@ -178,6 +180,9 @@ void AddRunCommands(CLI::App& app) {
   sysfs->excludes(from_host, dir);
   from_host->excludes(dir);
   run->add_flag("--stats", options->stats, "Print stop and call counters when the program ends");
+  run->add_flag("--freeze-threads", options->freeze_threads,
+                "Hold the program's other threads stopped while the kernel reads a validated "
+                "ioctl image (closes the other-thread race; restarts their blocked syscalls)");
   run->add_option("command", options->command, "The program and its arguments (after --)")
       ->required();
   RegisterRunner(run, [options] { return Run(*options); });

@@ -130,7 +130,9 @@ class TraceeAccess {
   // (an ioctl's attribute array: UVERBS_ATTR_F_VALID_OUTPUT flags, new object ids). Valid
   // until this syscall's exit, which this forces.
   //
-  // The guarantee: from the moment this returns until OnExit has returned, no other task that
+  // The guarantee, when the harness freezes address spaces (HarnessOptions::
+  // freeze_address_space, `rdmaproxy run --freeze-threads`; off by default, see
+  // docs/harness.md): from the moment this returns until OnExit has returned, no other task that
   // shares the caller's address space (its other threads, CLONE_VM processes such as a vfork
   // child) runs user code or a syscall that could write the slot: each is held in a
   // ptrace-stop — or, having reported none, is a vfork parent asleep until a held child

@@ -87,6 +87,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.log = options.log;
   tracer_options.trust_clone_events = options.trust_clone_events;
   tracer_options.freeze_timeout = options.freeze_timeout;
+  tracer_options.freeze_address_space = options.freeze_address_space;
   Tracer tracer(tracer_options);
 
   // The handlers are in place before the fork: the child inherits the harness's own signal

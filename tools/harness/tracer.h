@@ -66,6 +66,12 @@ struct TracerOptions {
   // How long KernelScratch waits for the other tasks of the caller's address space to stop
   // before it gives up (EAGAIN); only a task stuck in an uninterruptible wait takes long.
   std::chrono::milliseconds freeze_timeout{5000};
+  // Whether KernelScratch freezes the caller's address space at all (`rdmaproxy run
+  // --freeze-threads`). Off by default: a freeze interrupts the other threads' blocked
+  // syscalls and the kernel restarts them, so a thread blocked on an fd that another thread
+  // closed meanwhile gets EBADF on the restart instead of staying blocked (rping's event
+  // thread at exit) -- docs/harness.md, "Address-space freezes".
+  bool freeze_address_space = false;
   Log* log = nullptr;                       // null: errors to stderr, no trace
 };
 

@@ -110,6 +110,7 @@ void Pause(int round) {
 }  // namespace
 
 Result<void> Tracer::FreezeOthers(Task& caller) {
+  if (!options_.freeze_address_space) return Ok();
   AddressSpace* mm = caller.mm.get();
   if (auto it = freezes_.find(mm); it != freezes_.end()) {
     if (it->second.caller == caller.tid) return Ok();  // a second KernelScratch in one call

@@ -75,6 +75,7 @@ struct Fixture {
     options.range = kRange;
     options.resolver = &resolver;
     options.factory = &factory;
+    options.freeze_address_space = true;  // `rdmaproxy run --freeze-threads`
   }
   std::vector<PathRule> Rules() {
     auto rules = DeviceRules();
@@ -421,6 +422,19 @@ TEST_CASE("no other thread runs while a thread's KernelScratch syscall runs", "[
   CHECK(run.stats.freezes == 200);
   CHECK(run.stats.freeze_failures == 0);
   CHECK(run.stats.held_stops >= 3 * 200);  // a stop of each helper per call, handled afterwards
+}
+
+TEST_CASE("without --freeze-threads KernelScratch freezes nothing", "[tracer][freeze]") {
+  Fixture f;
+  f.options.freeze_address_space = false;
+  FreezeProbe probe;
+  probe.Install(f.factory);
+  TesteeRun run = RunTestee({"freeze-spin", "/dev/infiniband/uverbs0", "50", "2"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run["enotty"] == "50");
+  CHECK(probe.calls == 50);
+  CHECK(run.stats.freezes == 0);
+  CHECK(run.stats.freeze_interrupts == 0);
 }
 
 TEST_CASE("the kernel reads the validated copy, not what another thread wrote meanwhile", "[tracer][freeze]") {
