@@ -52,6 +52,10 @@ class UverbsCommand {
   uint64_t app_length = 0;     // write: count
   ForwardImage image;          // what the kernel reads (relocate before use)
   bool identity = true;        // the app runs the syscall itself (ptrace harness)
+  // UverbsFile::IoctlAsForwarder: the command is being built for the forwarder to issue, and
+  // (set while building) it turned out to need something only the app's own syscall has.
+  bool as_forwarder = false;
+  bool needs_app = false;
 
   // ioctl
   abi::IoctlRequest request;
@@ -84,6 +88,8 @@ class UverbsCommand {
     app_length = 0;
     image.Clear();
     identity = true;
+    as_forwarder = false;
+    needs_app = false;
     request.method = nullptr;
     request.write_command = nullptr;
     request.num_attrs = 0;

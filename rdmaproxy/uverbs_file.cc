@@ -388,9 +388,15 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginIoctl(AppMemory& memory,
 
 Result<void> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t arg,
                                     UverbsCommand& command) {
+  return BeginIoctlAs(memory, fds, arg, command, /*as_forwarder=*/false);
+}
+
+Result<void> UverbsFile::BeginIoctlAs(AppMemory& memory, FdBridge& fds, uint64_t arg,
+                                      UverbsCommand& command, bool as_forwarder) {
   engine_.counters().commands++;
   UverbsCommand* c = &command;
   c->Reset();
+  c->as_forwarder = as_forwarder;
   c->kind = UverbsCommand::Kind::kIoctl;
   c->app_arg = arg;
   c->identity = memory.IdentityMapped();
@@ -429,6 +435,16 @@ Result<void> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t a
     return std::move(d).error();
   }
   auto built = BuildIoctl(*c, memory, fds);
+  // A new ucontext or a new fd must come to the app's own process (IoctlAsForwarder).
+  if (built && c->as_forwarder &&
+      (c->creates_context ||
+       std::any_of(c->produced.begin(), c->produced.end(),
+                   [](const Produced& p) { return p.what == Produced::What::kFd; })))
+    c->needs_app = true;
+  if (c->needs_app) {  // not refused: the app issues it after all, and it is counted then
+    engine_.counters().commands--;
+    return Fail(EXDEV, "{} needs the app's own syscall", c->short_name);
+  }
   if (built) built = Reserve(*c);
   if (!built) {
     const int errnum = built.error().errnum;
@@ -775,6 +791,66 @@ long UverbsFile::Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint6
   auto r = host.Ioctl(RDMA_VERBS_IOCTL, forward_.data());
   const long result = r ? *r : -r.error().errnum;
   return Complete(command_, result, forward_, base, memory, fds);
+}
+
+namespace {
+
+// IoctlAsForwarder's view of the app: its bytes are reachable (copied in and out), its pages
+// are not -- they belong to another address space, and a pin would take the forwarder's.
+class ForwarderMemory final : public AppMemory {
+ public:
+  ForwarderMemory(AppMemory& app, UverbsCommand& command) : app_(app), command_(command) {}
+  bool IdentityMapped() const override { return false; }
+  Result<void> Read(uint64_t address, std::span<std::byte> out) override {
+    return app_.Read(address, out);
+  }
+  Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
+    return app_.Write(address, in);
+  }
+  Result<uint64_t> HostAddress(uint64_t address, uint64_t) override {
+    command_.needs_app = true;
+    return Fail(EXDEV, "{:#x} is pinned by the app's own syscall", address);
+  }
+
+ private:
+  AppMemory& app_;
+  UverbsCommand& command_;
+};
+
+// ... and its fds are numbers in another fd table.
+class ForwarderFds final : public FdBridge {
+ public:
+  explicit ForwarderFds(UverbsCommand& command) : command_(command) {}
+  Result<HostFile> Resolve(int app_fd) override {
+    command_.needs_app = true;
+    return Fail(EXDEV, "fd {} is resolved by the app's own syscall", app_fd);
+  }
+  Result<int> Adopt(int fd, FileKind, uint64_t) override {
+    command_.needs_app = true;  // not reached: commands that return fds are the app's
+    return Fail(EXDEV, "fd {} is the forwarder's", fd);
+  }
+
+ private:
+  UverbsCommand& command_;
+};
+
+}  // namespace
+
+std::optional<long> UverbsFile::IoctlAsForwarder(AppMemory& memory, HostDevice& host,
+                                                 uint64_t arg) {
+  std::lock_guard lock(mutex_);
+  ForwarderMemory app(memory, command_);
+  ForwarderFds fds(command_);
+  if (auto begun = BeginIoctlAs(app, fds, arg, command_, /*as_forwarder=*/true); !begun) {
+    if (command_.needs_app) return std::nullopt;
+    return -begun.error().errnum;
+  }
+  forward_.resize(command_.image.size());
+  const auto base = reinterpret_cast<uint64_t>(forward_.data());
+  command_.image.RelocateInto(forward_, base);
+  auto r = host.Ioctl(RDMA_VERBS_IOCTL, forward_.data());
+  const long result = r ? *r : -r.error().errnum;
+  return Complete(command_, result, forward_, base, app, fds);
 }
 
 long UverbsFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 
@@ -70,6 +71,16 @@ class UverbsFile {
   long Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
              uint64_t length);
 
+  // The ptrace harness's one-stop path: the forwarder (the tracer) issues the app's ioctl
+  // itself on `host`, its own descriptor of the same open file, from a validated image in its
+  // own memory, so the app's syscall can be answered at its entry and the kernel never reads
+  // memory the app can change. Only for commands that need nothing of the app's own context:
+  // none that pins app memory (ib_umem_get works on current->mm), names or returns an fd (the
+  // forwarder's fd table is not the app's), or creates the ucontext. For those it returns
+  // nullopt having counted, logged and reserved nothing: the caller runs BeginIoctl /
+  // Complete around the app's own syscall instead. `memory` is the app's (Read/Write only).
+  std::optional<long> IoctlAsForwarder(AppMemory& memory, HostDevice& host, uint64_t arg);
+
   // mmap on this file: whether (offset, length, prot) may be mapped, and that it was.
   Result<void> CheckMmap(uint64_t offset, uint64_t length, int prot);
   void Mapped(uint64_t offset);
@@ -81,6 +92,8 @@ class UverbsFile {
   size_t live_objects() const { return objects_.size(); }
 
  private:
+  Result<void> BeginIoctlAs(AppMemory& memory, FdBridge& fds, uint64_t arg,
+                           UverbsCommand& command, bool as_forwarder);
   Result<void> BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
   Result<void> BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
   Result<void> TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,

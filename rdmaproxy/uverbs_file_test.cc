@@ -571,6 +571,69 @@ TEST_CASE("mlx5 EX_QUERY_DEVICE: a 6.12 driver response longer than the installe
         std::string::npos);
 }
 
+TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, the rest are "
+          "left to the app without a trace",
+          "[engine]") {
+  Fixture f(0);  // the harness's app memory: the app's addresses only
+  // ALLOC_PD: issued, answered through a bounce buffer, tracked, counted once.
+  uint64_t pd_resp = 0;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    // The kernel writes the forwarder's bounce buffer, not the app's address.
+    CHECK(fw.Find(UVERBS_ATTR_CORE_OUT)->data != pd_resp);
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{7});
+    return 0L;
+  };
+  const uint64_t pd_arg = f.memory.PutBytes(AllocPd(f.memory, &pd_resp));
+  auto pd = f.file->IoctlAsForwarder(f.memory, f.host, pd_arg);
+  REQUIRE(pd.has_value());
+  CHECK(*pd == 0);
+  CHECK(f.host.calls == 1);
+  CHECK(f.memory.Get<uint32_t>(pd_resp) == 7);  // the app reads the handle where it asked
+  CHECK(f.file->live_objects() == 1);
+  CHECK(f.engine.counters().commands == 1);
+  CHECK(f.engine.counters().forwarded == 1);
+
+  // REG_MR pins app memory: not issued, nothing counted, logged or reserved.
+  const uint64_t buffer = f.memory.Alloc(8192);
+  uint64_t mr_resp = 0;
+  const uint64_t mr_arg = f.memory.PutBytes(RegMr(f.memory, buffer, 8192, &mr_resp));
+  const size_t log_lines = f.log.size();
+  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, mr_arg).has_value());
+  CHECK(f.host.calls == 1);
+  CHECK(f.log.size() == log_lines);
+  CHECK(f.engine.counters().commands == 1);
+  CHECK(f.engine.counters().refused() == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  // ... and the app's own syscall then runs it as usual.
+  auto mr = f.file->BeginIoctl(f.memory, f.fds, mr_arg);
+  REQUIRE(mr.ok());
+  CHECK(f.engine.counters().commands == 2);
+
+  // A command that names an fd (a completion channel) or returns one is the app's too.
+  IoctlBuilder ev(UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC, RDMA_DRIVER_RXE);
+  ev.Handle(UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, 0);
+  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(ev.Build())).has_value());
+  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
+      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
+      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
+      .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 4, kOpt);
+  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(cq.Build())).has_value());
+  CHECK(f.host.calls == 1);
+
+  // A genuine refusal is answered as one: counted, logged, never issued.
+  IoctlBuilder bad(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, RDMA_DRIVER_RXE);
+  bad.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, 99);
+  auto refused = f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(bad.Build()));
+  REQUIRE(refused.has_value());
+  CHECK(*refused == -ENOENT);
+  CHECK(f.host.calls == 1);
+  CHECK(f.engine.counters().refused() == 1);
+}
+
 TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engine]") {
   Fixture f;
   f.host.on_ioctl = [&](void* arg) {

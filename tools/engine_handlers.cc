@@ -1,15 +1,22 @@
 #include "tools/engine_handlers.h"
 
+#include <linux/kcmp.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
+#include <array>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "abi/unique_fd.h"
 #include "rdmaproxy/cm_file.h"
 #include "rdmaproxy/uverbs_file.h"
 #include "tools/harness/regs.h"
@@ -30,10 +37,31 @@ class TraceeAppMemory final : public proxy::AppMemory {
   TraceeAppMemory(harness::TraceeMemory& memory, pid_t pid) : memory_(memory), pid_(pid) {}
 
   bool IdentityMapped() const override { return true; }
+  // The engine reads an ioctl's header, then the attribute array it announces, then what the
+  // attributes point to (often the same stack frame): one process_vm_readv of up to a window
+  // (never past the first unreadable page: ReadSome stops there) serves most of them. The
+  // program is stopped, so the window is one snapshot of its memory; a write drops it.
   Result<void> Read(uint64_t address, std::span<std::byte> out) override {
+    if (window_length_ != 0 && address >= window_at_ &&
+        address - window_at_ <= window_length_ &&
+        out.size() <= window_length_ - (address - window_at_)) {
+      std::memcpy(out.data(), window_.data() + (address - window_at_), out.size());
+      return Ok();
+    }
+    if (out.size() <= window_.size()) {
+      auto got = memory_.ReadSome(address, window_);
+      if (got && *got >= out.size()) {
+        window_at_ = address;
+        window_length_ = *got;
+        std::memcpy(out.data(), window_.data(), out.size());
+        return Ok();
+      }
+      window_length_ = 0;
+    }
     return memory_.Read(address, out);
   }
   Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
+    window_length_ = 0;
     return memory_.Write(address, in);
   }
   // The kernel will pin or write [address, address + length) itself: it must be mapped and
@@ -69,6 +97,9 @@ class TraceeAppMemory final : public proxy::AppMemory {
 
   harness::TraceeMemory& memory_;
   pid_t pid_;
+  std::array<std::byte, 512> window_;
+  uint64_t window_at_ = 0;
+  size_t window_length_ = 0;
 };
 
 class EventHandler;
@@ -135,6 +166,63 @@ Result<int> TraceeFds::Adopt(int fd, FileKind kind, uint64_t owner) {
   return tracee_.AdoptFd(fd, std::make_unique<EventHandler>(kind, owner), label);
 }
 
+// The tracer's own descriptor of a program's uverbs file, for UverbsFile::IoctlAsForwarder.
+class TracerDevice final : public proxy::HostDevice {
+ public:
+  explicit TracerDevice(int fd) : fd_(fd) {}
+  Result<long> Ioctl(unsigned long request, void* arg) override {
+    const long r = ::ioctl(fd_, request, arg);
+    if (r < 0) return Fail(errno, "ioctl on the program's device file");
+    return r;
+  }
+  Result<long> Write(const void*, size_t) override {
+    // ib_uverbs_write refuses a writer whose credentials are not the opener's
+    // (ib_safe_file_access): legacy write() commands are always the program's own.
+    return Fail(EACCES, "the tracer does not write verbs commands");
+  }
+  int fd() const override { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// The lines of /proc/<pid>/status that say what a process may do: who it is and its
+// effective capabilities.
+std::string CredentialLines(const std::string& pid) {
+  std::string lines;
+  FILE* f = std::fopen(("/proc/" + pid + "/status").c_str(), "re");
+  if (f == nullptr) return {};
+  char line[512];
+  while (std::fgets(line, sizeof line, f) != nullptr) {
+    const std::string_view l(line);
+    if (l.starts_with("Uid:") || l.starts_with("Gid:") || l.starts_with("Groups:") ||
+        l.starts_with("CapEff:"))
+      lines += l;
+  }
+  std::fclose(f);
+  return lines;
+}
+
+// A descriptor of the same open file as the program's `fd` in process `tgid`, for the tracer
+// to issue commands on (pidfd_getfd(2), Linux 5.6; the tracer may: it ptrace-attached the
+// program). Only when the tracer is no more privileged than the program: a few commands check
+// the caller's capabilities (CAP_NET_RAW for raw-packet QPs and flows), and those must be
+// judged on the program's credentials.
+Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd) {
+  const std::string self = CredentialLines("self");
+  if (self.empty() || self != CredentialLines(std::to_string(tgid)))
+    return Fail(EPERM, "the tracer's credentials differ from process {}'s", tgid);
+  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, tgid, 0)));
+  if (!pidfd.valid()) return Fail(errno, "pidfd_open({}): {}", tgid, std::strerror(errno));
+  UniqueFd copy(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
+  if (!copy.valid()) return Fail(errno, "pidfd_getfd({}, {}): {}", tgid, fd, std::strerror(errno));
+  // The calling thread is stopped, and a change of a proxied fd by another thread stops
+  // (it is in the reserved range) and waits for this one; still, make sure.
+  if (syscall(SYS_kcmp, getpid(), tgid, KCMP_FILE, copy.get(), fd) != 0)
+    return Fail(ESTALE, "fd {} of process {} is no longer the file", fd, tgid);
+  return copy;
+}
+
 // /dev/infiniband/uverbsN.
 class UverbsHandler final : public EngineFileHandler {
  public:
@@ -174,6 +262,7 @@ class UverbsHandler final : public EngineFileHandler {
   }
 
   void OnClose(harness::CloseReason) override {
+    tracer_copy_.reset();  // the last reference but the tracer's: the kernel releases the file
     file_->Closed();
     factory_.NoteClose();
   }
@@ -194,14 +283,41 @@ class UverbsHandler final : public EngineFileHandler {
       factory_.engine().Refused(file_->label(), e, proxy::Refusal::kDecode);
       return EntryDecision::Emulate(-ENOTTY);
     }
-    return Begin(call, tracee, /*ioctl=*/true);
-  }
-  EntryDecision Write(const SyscallView& call, TraceeAccess& tracee) {
-    return Begin(call, tracee, /*ioctl=*/false);
+    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    if (auto issued = IssueFromTracer(call, tracee, memory)) return EntryDecision::Emulate(*issued);
+    return Begin(call, tracee, memory, /*ioctl=*/true);
   }
 
-  EntryDecision Begin(const SyscallView& call, TraceeAccess& tracee, bool ioctl) {
+  // Most verbs ioctls (queries, PD/CQ/QP/AH/SRQ creation on queues the kernel allocates,
+  // MODIFY_QP, every DESTROY) need nothing of the program's own context: the tracer issues
+  // them on its own descriptor of the file and answers the program's syscall at its entry --
+  // one stop instead of two, no scratch slot, and nothing the program's other threads could
+  // change while the kernel reads it. The rest (pinning, fds, the ucontext) return nullopt.
+  std::optional<long> IssueFromTracer(const SyscallView& call, TraceeAccess& tracee,
+                                      TraceeAppMemory& memory) {
+    if (!factory_.tracer_issues() || tracer_copy_failed_) return std::nullopt;
+    if (!tracer_copy_.valid()) {
+      auto copy = TracerCopyOf(call.tgid, call.fd);
+      if (!copy) {
+        tracer_copy_failed_ = true;  // the program issues every command of this file itself
+        factory_.log().Error("{}: every command runs as the program's own syscall: {}",
+                             file_->label(), copy.error().reason);
+        return std::nullopt;
+      }
+      tracer_copy_ = std::move(*copy);
+    }
+    TracerDevice device(tracer_copy_.get());
+    auto result = file_->IoctlAsForwarder(memory, device, call.args[2]);
+    if (result) factory_.NoteTracerIssued();
+    return result;
+  }
+  EntryDecision Write(const SyscallView& call, TraceeAccess& tracee) {
     TraceeAppMemory memory(tracee.memory(), call.tgid);
+    return Begin(call, tracee, memory, /*ioctl=*/false);
+  }
+
+  EntryDecision Begin(const SyscallView& call, TraceeAccess& tracee, TraceeAppMemory& memory,
+                      bool ioctl) {
     TraceeFds fds(tracee, factory_, file_->label());
     auto command = std::make_unique<proxy::UverbsCommand>();
     auto begun = ioctl ? file_->BeginIoctl(memory, fds, call.args[2], *command)
@@ -241,6 +357,8 @@ class UverbsHandler final : public EngineFileHandler {
   EngineFactory& factory_;
   std::unique_ptr<proxy::UverbsFile> file_;
   std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
+  UniqueFd tracer_copy_;              // IssueFromTracer's descriptor of the file
+  bool tracer_copy_failed_ = false;
 };
 
 // /dev/infiniband/rdma_cm: write() commands only.
@@ -302,8 +420,9 @@ class CmHandler final : public EngineFileHandler {
 }  // namespace
 
 EngineFactory::EngineFactory(proxy::EngineOptions options,
-                             std::vector<harness::DeviceMapping> devices, harness::Log& log)
-    : engine_(std::move(options)), log_(log) {
+                             std::vector<harness::DeviceMapping> devices, harness::Log& log,
+                             bool tracer_issues)
+    : tracer_issues_(tracer_issues), engine_(std::move(options)), log_(log) {
   for (const auto& d : devices) driver_ids_[d.sandbox_uverbs] = d.host.driver_id;
 }
 
@@ -324,10 +443,10 @@ std::string EngineFactory::CountersLine() const {
   const proxy::Counters& c = const_cast<proxy::Engine&>(engine_).counters();
   return fmt::format(
       "proxied opens {}, closes {}; engine: commands {}, forwarded {}, refused {} (decode {}, policy {}, quota {}, state {}), "
-      "kernel errors {}, mmaps {}",
+      "kernel errors {}, mmaps {}; issued by the tracer {}",
       opens_, closes_, c.commands.load(), c.forwarded.load(), c.refused(), c.refused_decode.load(),
       c.refused_policy.load(), c.refused_quota.load(), c.refused_state.load(),
-      c.kernel_errors.load(), c.mmaps.load());
+      c.kernel_errors.load(), c.mmaps.load(), tracer_issued_);
 }
 
 }  // namespace rxp::tools

@@ -2,7 +2,10 @@
 // proxied open file, driving the engine's two-phase pipeline around the syscall the traced
 // program issues itself.
 //
-//   ioctl(RDMA_VERBS_IOCTL)  entry: UverbsFile::BeginIoctl decodes, checks and builds the
+//   ioctl(RDMA_VERBS_IOCTL)  context-free commands (no pin, no fd, not GET_CONTEXT): issued
+//                            at entry by the tracer on its pidfd_getfd copy of the file
+//                            (UverbsFile::IoctlAsForwarder) and answered without running.
+//                            The others: entry: UverbsFile::BeginIoctl decodes, checks and builds the
 //                            forward image; it goes into a kernel-writable scratch slot of the
 //                            program (its other threads are frozen until the exit has been
 //                            handled) and the syscall is pointed at it (WithArg). exit: the
@@ -43,8 +46,10 @@ class EngineFileHandler : public harness::ProxiedFileHandler {
 class EngineFactory final : public harness::FileHandlerFactory {
  public:
   // `devices`: the sandbox's devices (label = sandbox uverbs name), with their driver ids.
+  // `tracer_issues`: verbs ioctls that need nothing of the program's own context are issued
+  // by the tracer (UverbsFile::IoctlAsForwarder); false: the program issues every one itself.
   EngineFactory(proxy::EngineOptions options, std::vector<harness::DeviceMapping> devices,
-                harness::Log& log);
+                harness::Log& log, bool tracer_issues = true);
 
   Result<std::unique_ptr<harness::ProxiedFileHandler>> OnOpen(const harness::OpenedPath& opened,
                                                               harness::TraceeAccess& tracee) override;
@@ -52,11 +57,16 @@ class EngineFactory final : public harness::FileHandlerFactory {
   proxy::Engine& engine() { return engine_; }
   harness::Log& log() { return log_; }
   // One line of counters: "proxied opens N, closes N; engine: commands N, forwarded N,
-  // refused N (decode N, policy N, quota N, state N), kernel errors N, mmaps N".
+  // refused N (decode N, policy N, quota N, state N), kernel errors N, mmaps N; issued by the
+  // tracer N".
   std::string CountersLine() const;
   void NoteClose() { ++closes_; }
+  bool tracer_issues() const { return tracer_issues_; }
+  void NoteTracerIssued() { ++tracer_issued_; }
 
  private:
+  bool tracer_issues_;
+  uint64_t tracer_issued_ = 0;
   uint64_t opens_ = 0;
   uint64_t closes_ = 0;
   proxy::Engine engine_;

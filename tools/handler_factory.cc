@@ -19,7 +19,7 @@ std::string_view Unprefixed(std::string_view line) {
 class EngineRunFactory final : public RunFactory {
  public:
   EngineRunFactory(proxy::EngineOptions options, const FactoryContext& context)
-      : factory_(std::move(options), context.devices, *context.log) {}
+      : factory_(std::move(options), context.devices, *context.log, context.tracer_issues) {}
   harness::FileHandlerFactory& factory() override { return factory_; }
   void PrintStats(FILE* out) const override {
     fmt::print(out, "rdmaproxy: {}\n", factory_.CountersLine());

@@ -19,6 +19,7 @@ struct FactoryContext {
   std::string policy_text;  // its contents (already read: an unreadable file is a CLI error)
   std::vector<harness::DeviceMapping> devices;  // what the app may use, and under which names
   harness::Log* log = nullptr;                  // errors and --trace lines
+  bool tracer_issues = true;  // false: --app-issues-all (EngineFactory's tracer_issues)
 };
 
 // The factory for one `rdmaproxy run`; also reports its counters at exit (--stats).

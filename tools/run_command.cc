@@ -35,6 +35,7 @@ struct RunOptions {
   bool sysfs_from_host = false;
   bool stats = false;
   bool freeze_threads = false;
+  bool app_issues_all = false;
   std::vector<std::string> command;
 };
 
@@ -97,6 +98,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
 
   FactoryContext context;
   context.log = &log;
+  context.tracer_issues = !options.app_issues_all;
   if (!options.policy.empty()) {
     context.policy_path = options.policy;
     context.policy_text = ReadPolicy(options.policy);
@@ -183,6 +185,9 @@ void AddRunCommands(CLI::App& app) {
   run->add_flag("--freeze-threads", options->freeze_threads,
                 "Hold the program's other threads stopped while the kernel reads a validated "
                 "ioctl image (closes the other-thread race; restarts their blocked syscalls)");
+  run->add_flag("--app-issues-all", options->app_issues_all,
+                "Run every verbs ioctl as the program's own syscall (two stops each) instead of "
+                "issuing those that need nothing of the program's context from the tracer");
   run->add_option("command", options->command, "The program and its arguments (after --)")
       ->required();
   RegisterRunner(run, [options] { return Run(*options); });

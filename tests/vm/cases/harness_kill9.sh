@@ -1,8 +1,9 @@
 #!/bin/bash
 # kill -9 mid-transfer, twice: of a proxied ib_write_bw (its harness exits with 137), then of a
-# harness (PTRACE_O_EXITKILL takes its program down with it). The harness never holds a device
-# fd of the program's, and every RDMA object is released: rdma resource show is back to the
-# baseline (the agent checks it again after the test).
+# harness (PTRACE_O_EXITKILL takes its program down with it). The harness holds no device fd
+# but its one copy per file the program has open (pidfd_getfd: the descriptor the tracer issues
+# context-free commands on, closed with the program's), and every RDMA object is released:
+# rdma resource show is back to the baseline (the agent checks it again after the test).
 set -euo pipefail
 source "$(dirname "$0")/../guest/testbed.sh"
 source "$(dirname "$0")/harness_lib.sh"
@@ -51,10 +52,13 @@ try_transfer() {
   kill -0 "$cprog" "$sprog" 2>/dev/null || return 1
   echo "mid-transfer: $sent packets in 2 s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
   ((sent > 0)) || { echo "no traffic" >&2; exit 1; }
-  for h in "$client" "$server"; do
-    local n
+  local h p n mine
+  for pair in "$client:$cprog" "$server:$sprog"; do
+    h=${pair%%:*} p=${pair##*:}
     n=$(rxp_harness_device_fds "$h")
-    ((n == 0)) || { echo "harness $h holds $n device fds" >&2; ls -l /proc/"$h"/fd >&2; exit 1; }
+    mine=$(rxp_harness_device_fds "$p")
+    echo "harness $h holds $n device fd(s) for its program's $mine"
+    ((n <= mine)) || { echo "harness $h holds $n device fds" >&2; ls -l /proc/"$h"/fd >&2; exit 1; }
   done
   rdma resource show
 }
