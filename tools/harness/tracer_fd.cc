@@ -254,11 +254,12 @@ Tracer::Verdict Tracer::OnDupTo(const Stop& stop) {
 Tracer::Verdict Tracer::OnClose(const Stop& stop) {
   const int fd = FdOf(stop.args[0]);
   if (stop.task.fds->Find(fd) == nullptr) return Verdict::Continue();
-  return Verdict::WatchExit([fd](ExitStop& exit, long result) {
-    // Linux releases the fd even when close reports an error, except EBADF (close(2)).
-    if (result != -EBADF) exit.task().fds->Erase(fd, CloseReason::kClosed);
-    return result;
-  });
+  // Linux releases an open fd even when close then reports an error; only EBADF keeps one, and
+  // the model says this one is open (close(2)). So it is dropped here, and the call needs no
+  // exit stop. A racing close of the same fd by another thread stops too, after this one, and
+  // finds it gone from the model: the kernel gives one of them EBADF, as natively.
+  stop.task.fds->Erase(fd, CloseReason::kClosed);
+  return Verdict::Continue();
 }
 
 Tracer::Verdict Tracer::OnCloseRange(const Stop& stop) {
