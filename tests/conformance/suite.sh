@@ -400,11 +400,21 @@ case_ucmatose() {
 }
 
 case_verbs_exercise() {
-  local native proxy nrc=0 prc=0
+  local native proxy nrc=0 prc=0 issued
   native=$("$EXERCISE" "$DEV0" "$GID0" 2>&1) || nrc=$?
-  proxy=$(proxied "$EXERCISE" "$DEV0" "$GID0" 2>/dev/null) || prc=$?
-  if ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
-    pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") error paths identical"
+  proxy=$(proxied "$EXERCISE" "$DEV0" "$GID0" 2>"$work/exercise.stats") || prc=$?
+  # With --stats: how many commands the tracer issued itself (docs/harness.md "Who issues a
+  # verbs ioctl"): none with --app-issues-all, some otherwise (queries, MODIFY_QP, destroys).
+  issued=$(sed -n 's/.*issued by the tracer \([0-9]*\).*/\1/p' "$work/exercise.stats" | tail -n 1)
+  local wrong=0
+  if [[ -n $issued ]]; then
+    if [[ $run_opts == *--app-issues-all* ]]; then ((issued == 0)) || wrong=1
+    else ((issued > 0)) || wrong=1; fi
+  fi
+  if ((wrong)); then
+    fail verbs_exercise "the tracer issued $issued commands with run options '$run_opts'"
+  elif ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
+    pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") error paths identical${issued:+; $issued issued by the tracer}"
   else
     fail verbs_exercise "exit $nrc / $prc"; difference "$native" "$proxy"
   fi
