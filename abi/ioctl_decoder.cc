@@ -122,39 +122,11 @@ Result<const WriteCommand*> ResolveInvokeWrite(const IoctlRequest& r) {
 
 }  // namespace
 
-bool IoctlAttr::IsPointer() const {
-  if (spec == nullptr) return false;
-  switch (spec->type) {
-    case AttrType::kPtrOut: return true;
-    case AttrType::kPtrIn:
-    case AttrType::kConstIn:
-    case AttrType::kFlagsIn:
-    case AttrType::kEnumIn:
-    case AttrType::kIdrsArray: return len > sizeof(data);
-    case AttrType::kIdr:
-    case AttrType::kFd:
-    case AttrType::kRawFd: return false;
-  }
-  return false;
-}
-
 PtrSpec IoctlAttr::Ptr() const {
   if (spec == nullptr) return {};
   if (spec->type == AttrType::kEnumIn)
     return elem_id < spec->enum_elems.size() ? spec->enum_elems[elem_id] : PtrSpec{};
   return spec->Ptr();
-}
-
-uint64_t IoctlAttr::InlineValue() const {
-  uint64_t v = 0;
-  std::memcpy(&v, &data, len < sizeof(v) ? len : sizeof(v));
-  return v;
-}
-
-const IoctlAttr* IoctlRequest::Find(uint16_t attr_id) const {
-  for (uint16_t i = 0; i < num_attrs; ++i)
-    if (attrs[i].id == attr_id && attrs[i].spec != nullptr) return &attrs[i];
-  return nullptr;
 }
 
 PayloadContext DriverContext(const IoctlRequest& r, std::span<const std::byte> driver_in) {

@@ -914,18 +914,6 @@ std::span<const Object> Objects() { return kObjects; }
 std::span<const Method> Methods() { return kMethods; }
 std::span<const DriverAttrs> DriverAttributes() { return kDriverAttrs; }
 
-const Object* FindObject(ObjectId id) {
-  for (const auto& o : kObjects)
-    if (o.id == id) return &o;
-  return nullptr;
-}
-
-std::string_view ObjectShortName(ObjectId id) {
-  if (id == kAnyObject) return "ANY";
-  const Object* o = FindObject(id);
-  return o != nullptr ? o->short_name : std::string_view("?");
-}
-
 namespace {
 
 // Methods are looked up on every ioctl: index them by (object slot, method id). Core objects
@@ -958,7 +946,27 @@ constexpr MethodIndex BuildMethodIndex() {
 }
 constexpr MethodIndex kMethodIndex = BuildMethodIndex();
 
+// Objects by slot too: the engine asks for an object's entry on most commands (quota, fd or
+// handle object), so the lookup is an index, not a scan.
+constexpr std::array<const Object*, kSlots> BuildObjectIndex() {
+  std::array<const Object*, kSlots> index{};
+  for (const auto& o : kObjects) index[static_cast<size_t>(SlotOf(o.id))] = &o;
+  return index;
+}
+constexpr std::array<const Object*, kSlots> kObjectIndex = BuildObjectIndex();
+
 }  // namespace
+
+const Object* FindObject(ObjectId id) {
+  const int slot = SlotOf(id);
+  return slot < 0 ? nullptr : kObjectIndex[static_cast<size_t>(slot)];
+}
+
+std::string_view ObjectShortName(ObjectId id) {
+  if (id == kAnyObject) return "ANY";
+  const Object* o = FindObject(id);
+  return o != nullptr ? o->short_name : std::string_view("?");
+}
 
 const Method* FindMethod(Driver driver, ObjectId object, uint16_t method) {
   const int slot = SlotOf(object);
