@@ -23,10 +23,10 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
         // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
         // whole mappings, so asking for one byte finds the right one.
         uint64_t len = 1;
+        size_t len_at = 0;
         if (!f.length_field.empty())
-          if (const abi::Field* lf = layout.Find(f.length_field))
-            len = abi::ReadField(bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)),
-                                 lf->size);
+          if (const abi::Field* lf = layout.Locate(f.length_field, len_at))
+            len = abi::ReadField(bytes, len_at, lf->size);
         auto host = t.memory.HostAddress(value, len);
         if (!host) {
           status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,
@@ -63,9 +63,9 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
         // A pointer the kernel copies from (rdma_cm SET_OPTION optval, with its length) or into
         // (rxe MODIFY_SRQ mmap_info_addr: a struct mminfo): give it a copy / a bounce buffer.
         if (!f.length_field.empty()) {
-          const abi::Field* lf = layout.Find(f.length_field);
-          const uint64_t len = abi::ReadField(
-              bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)), lf->size);
+          size_t len_at = 0;
+          const abi::Field* lf = layout.Locate(f.length_field, len_at);
+          const uint64_t len = abi::ReadField(bytes, len_at, lf->size);
           if (len > 4096) {
             status = Fail(EINVAL, "{}: {} of {} bytes is too large", t.what, f.name, len);
             return false;

@@ -100,13 +100,10 @@ class UverbsFile {
   bool has_context_ = false;
   bool closed_ = false;
 
-  // Sentry mode: one command and one forward buffer reused by every call (under the lock),
-  // and Complete's copy of the attribute array.
+  // Sentry mode: one command reused by every call (under the lock); its image is what the
+  // kernel reads.
   std::mutex mutex_;
   UverbsCommand command_;
-  std::vector<std::byte> forward_;
-  std::vector<std::byte> attrs_after_;
-  std::vector<std::byte> attrs_back_;
 };
 
 }  // namespace rxp::proxy
