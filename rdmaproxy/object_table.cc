@@ -1,6 +1,7 @@
 #include "rdmaproxy/object_table.h"
 
 #include <cerrno>
+#include <utility>
 
 #include "abi/payload.h"
 #include "abi/write_decoder.h"
@@ -8,14 +9,14 @@
 namespace rxp::proxy {
 
 Result<const TrackedObject*> ObjectTable::Lookup(uint64_t handle, abi::ObjectId type) const {
-  auto it = handle <= UINT32_MAX ? objects_.find(static_cast<uint32_t>(handle)) : objects_.end();
-  if (it == objects_.end())
+  const TrackedObject* o = handle <= UINT32_MAX ? Find(static_cast<uint32_t>(handle)) : nullptr;
+  if (o == nullptr)
     return Fail(ENOENT, "{} handle {} does not exist in this file", abi::ObjectShortName(type),
                 handle);
-  if (type != abi::kAnyObject && it->second.type != type)
-    return Fail(EINVAL, "handle {} is a {}, not a {}", handle,
-                abi::ObjectShortName(it->second.type), abi::ObjectShortName(type));
-  return &it->second;
+  if (type != abi::kAnyObject && o->type != type)
+    return Fail(EINVAL, "handle {} is a {}, not a {}", handle, abi::ObjectShortName(o->type),
+                abi::ObjectShortName(type));
+  return o;
 }
 
 Result<void> ObjectTable::CheckHandles(const abi::Layout& layout,
@@ -37,19 +38,42 @@ Result<void> ObjectTable::CheckHandles(const abi::Layout& layout,
   return status;
 }
 
-void ObjectTable::Insert(uint32_t handle, TrackedObject object) { objects_[handle] = object; }
+void ObjectTable::Insert(uint32_t handle, TrackedObject object) {
+  if (handle >= kDense) {
+    if (sparse_.insert_or_assign(handle, object).second) ++size_;
+    return;
+  }
+  if (handle >= dense_.size()) dense_.resize(handle + 1);
+  Slot& s = dense_[handle];
+  if (!s.live) ++size_;
+  s = {object, true};
+}
 
 std::optional<TrackedObject> ObjectTable::Erase(uint32_t handle) {
-  auto it = objects_.find(handle);
-  if (it == objects_.end()) return std::nullopt;
-  TrackedObject o = it->second;
-  objects_.erase(it);
-  return o;
+  if (handle >= kDense) {
+    auto it = sparse_.find(handle);
+    if (it == sparse_.end()) return std::nullopt;
+    TrackedObject o = it->second;
+    sparse_.erase(it);
+    --size_;
+    return o;
+  }
+  if (handle >= dense_.size() || !dense_[handle].live) return std::nullopt;
+  dense_[handle].live = false;
+  --size_;
+  return dense_[handle].object;
 }
 
 TrackedObject* ObjectTable::Find(uint32_t handle) {
-  auto it = objects_.find(handle);
-  return it == objects_.end() ? nullptr : &it->second;
+  return const_cast<TrackedObject*>(std::as_const(*this).Find(handle));
+}
+
+const TrackedObject* ObjectTable::Find(uint32_t handle) const {
+  if (handle >= kDense) {
+    auto it = sparse_.find(handle);
+    return it == sparse_.end() ? nullptr : &it->second;
+  }
+  return handle < dense_.size() && dense_[handle].live ? &dense_[handle].object : nullptr;
 }
 
 }  // namespace rxp::proxy

@@ -829,7 +829,8 @@ void UverbsFile::Mapped(uint64_t offset) {
 void UverbsFile::Closed() {
   if (closed_) return;
   closed_ = true;
-  for (const auto& [handle, o] : objects_.all()) engine_.usage().Release(o.type, o.pinned);
+  objects_.ForEach(
+      [&](uint32_t, const TrackedObject& o) { engine_.usage().Release(o.type, o.pinned); });
   if (has_context_) engine_.usage().Release(UVERBS_OBJECT_DEVICE, 0);
 }
 
