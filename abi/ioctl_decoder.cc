@@ -150,17 +150,13 @@ const DriverPayload* DriverPayloadFor(const IoctlRequest& r, const DeviceAbi& de
   return r.method != nullptr ? r.method->drivers.For(device.driver) : nullptr;
 }
 
-Result<IoctlHeader> DecodeIoctlHeader(std::span<const std::byte> bytes) {
-  IoctlHeader hdr;
+Error IoctlHeaderError(std::span<const std::byte> bytes, const IoctlHeader& hdr) {
   if (bytes.size() < kHeaderSize)
     return Fail(EINVAL, "ioctl header truncated: {} of {} bytes", bytes.size(), kHeaderSize);
-  std::memcpy(&hdr, bytes.data(), kHeaderSize);
   if (hdr.length > kPageSize || hdr.length != kHeaderSize + kAttrSize * hdr.num_attrs)
     return Fail(EINVAL, "ioctl header length {} != 24 + 16 * {} attributes", hdr.length,
                 hdr.num_attrs);
-  if (hdr.reserved1 != 0 || hdr.reserved2 != 0)
-    return Fail(EPROTONOSUPPORT, "ioctl header reserved fields are not zero");
-  return hdr;
+  return Fail(EPROTONOSUPPORT, "ioctl header reserved fields are not zero");
 }
 
 Result<void> DecodeIoctl(std::span<const std::byte> bytes, const DeviceAbi& device,

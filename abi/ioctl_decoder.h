@@ -93,7 +93,21 @@ PayloadContext DriverContext(const IoctlRequest& request, std::span<const std::b
 // `device`, or nullptr when the method carries no driver data the schema models.
 const DriverPayload* DriverPayloadFor(const IoctlRequest& request, const DeviceAbi& device);
 
+// Why DecodeIoctlHeader refuses `bytes` (`header`: what of it was read).
+Error IoctlHeaderError(std::span<const std::byte> bytes, const IoctlHeader& header);
+
 // Reads just the header (24 bytes) so a caller can learn header.length before copying the rest.
-Result<IoctlHeader> DecodeIoctlHeader(std::span<const std::byte> bytes);
+// Inline: the command path reads every header twice (for its length, then with the request).
+inline Result<IoctlHeader> DecodeIoctlHeader(std::span<const std::byte> bytes) {
+  IoctlHeader hdr{};
+  if (bytes.size() >= sizeof(hdr)) std::memcpy(&hdr, bytes.data(), sizeof(hdr));
+  // ib_uverbs_ioctl(): hdr.length > PAGE_SIZE or != the attributes it announces -> EINVAL;
+  // non-zero reserved fields -> EPROTONOSUPPORT.
+  if (bytes.size() < sizeof(hdr) || hdr.length > 4096 ||
+      hdr.length != sizeof(hdr) + sizeof(ib_uverbs_attr) * hdr.num_attrs || hdr.reserved1 != 0 ||
+      hdr.reserved2 != 0)
+    return IoctlHeaderError(bytes, hdr);
+  return hdr;
+}
 
 }  // namespace rxp::abi

@@ -979,8 +979,20 @@ const Method* FindMethod(Driver driver, ObjectId object, uint16_t method) {
   return nullptr;
 }
 
+namespace {
+// Drivers that add attributes to some core method: every ioctl asks, most drivers have none.
+constexpr bool AddsAttrs(Driver driver) {
+  for (const auto& d : kDriverAttrs)
+    if (d.driver == driver) return true;
+  return false;
+}
+constexpr bool kAddsAttrs[] = {AddsAttrs(Driver::kCore), AddsAttrs(Driver::kMlx5),
+                               AddsAttrs(Driver::kRxe)};
+static_assert(static_cast<size_t>(Driver::kRxe) + 1 == std::size(kAddsAttrs));
+}  // namespace
+
 std::span<const Attr> DriverAttrsFor(const Method& method, Driver driver) {
-  if (driver == Driver::kCore) return {};
+  if (!kAddsAttrs[static_cast<size_t>(driver)]) return {};
   for (const auto& d : kDriverAttrs)
     if (d.driver == driver && d.object == method.object && d.method == method.id) return d.attrs;
   return {};
