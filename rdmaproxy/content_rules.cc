@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <utility>
 
 #include "abi/write_decoder.h"
 
@@ -127,10 +129,19 @@ std::span<const std::byte> CommandView::AttrBytes(uint16_t attr_id) const {
   return b ? *b : std::span<const std::byte>();
 }
 
+// Every rule of kRules in order, the first failure stopping the walk. Unrolled over the
+// constant table, so the calls are direct and the `applies` tests inline: every command runs
+// them, and almost none is one a rule applies to.
+template <size_t... I>
+Result<void> CheckRules(const PolicyConfig& policy, const CommandView& view,
+                        std::index_sequence<I...>) {
+  Result<void> status;
+  (void)((!kRules[I].applies(view) || (status = kRules[I].check(policy, view))) && ...);
+  return status;
+}
+
 Result<void> CheckContent(const PolicyConfig& policy, const CommandView& view) {
-  for (const auto& rule : kRules)
-    if (rule.applies(view)) RXP_TRY(rule.check(policy, view));
-  return Ok();
+  return CheckRules(policy, view, std::make_index_sequence<std::size(kRules)>());
 }
 
 }  // namespace rxp::proxy

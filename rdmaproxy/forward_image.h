@@ -7,6 +7,7 @@
 // races: the kernel never reads the app's own buffers.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -19,17 +20,14 @@ class ForwardImage {
  public:
   // Appends `bytes` at an `align`-aligned offset; returns that offset.
   size_t Append(std::span<const std::byte> bytes, size_t align = 8) {
-    const size_t at = Reserve(bytes.size(), align);
+    const size_t at = Extend(bytes.size(), align);
     if (!bytes.empty()) std::memcpy(bytes_.data() + at, bytes.data(), bytes.size());
     return at;
   }
   // Appends `size` zero bytes (room for an output); returns the offset.
   size_t Reserve(size_t size, size_t align = 8) {
-    const size_t at = (size_ + align - 1) / align * align;
-    const size_t end = at + size;
-    if (end > bytes_.size()) Grow(end);
-    std::memset(bytes_.data() + size_, 0, end - size_);  // the padding and the new room
-    size_ = end;
+    const size_t at = Extend(size, align);
+    std::memset(bytes_.data() + at, 0, size);
     return at;
   }
   // The u64 at `at` is to hold the address of image offset `target` once relocated.
@@ -62,6 +60,17 @@ class ForwardImage {
     size_t at;
     size_t target;
   };
+  // Grows the image by `size` bytes at an `align`-aligned offset, which it returns; the padding
+  // before it is zeroed, the new bytes are the caller's to fill.
+  size_t Extend(size_t size, size_t align) {
+    const size_t at = (size_ + align - 1) / align * align;
+    const size_t end = at + size;
+    if (end > bytes_.size()) Grow(end);
+    std::fill(bytes_.begin() + static_cast<long>(size_), bytes_.begin() + static_cast<long>(at),
+              std::byte{0});
+    size_ = end;
+    return at;
+  }
   // Makes room for `size` bytes; the first size_ are kept.
   void Grow(size_t size);
 

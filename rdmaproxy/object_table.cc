@@ -19,23 +19,39 @@ Result<const TrackedObject*> ObjectTable::Lookup(uint64_t handle, abi::ObjectId 
   return o;
 }
 
+Result<void> ObjectTable::CheckHandle(const abi::Field& f, size_t at,
+                                      std::span<const std::byte> request,
+                                      std::string_view what) const {
+  const abi::HandleUse use = abi::HandleUseOf(f, request);
+  if (use.object == abi::kNoObject) return Ok();  // the handler does not read it this time
+  auto found = Lookup(abi::ReadField(request, at, f.size), use.object);
+  if (found) return Ok();
+  Error e = std::move(found).error();
+  e.reason = fmt::format("{}: {}: {}", what, f.name, e.reason);
+  if (use.lookup_errno != 0) e.errnum = use.lookup_errno;
+  return e;
+}
+
 Result<void> ObjectTable::CheckHandles(const abi::Layout& layout,
                                        std::span<const std::byte> request,
                                        std::string_view what) const {
   Result<void> status = Ok();
+  // Only handle fields are looked at: the test stays in the walk, the lookup is a call.
   abi::VisitFields(layout, 0, request.size(), [&](const abi::Field& f, size_t at) {
     if (f.kind != abi::FieldKind::kHandle) return true;
-    const abi::HandleUse use = abi::HandleUseOf(f, request);
-    if (use.object == abi::kNoObject) return true;  // the handler does not read it this time
-    auto found = Lookup(abi::ReadField(request, at, f.size), use.object);
-    if (found) return true;
-    Error e = std::move(found).error();
-    e.reason = fmt::format("{}: {}: {}", what, f.name, e.reason);
-    if (use.lookup_errno != 0) e.errnum = use.lookup_errno;
-    status = std::move(e);
-    return false;
+    status = CheckHandle(f, at, request, what);
+    return status.ok();
   });
   return status;
+}
+
+Result<void> ObjectTable::CheckHandles(std::span<const abi::FieldAt> handles,
+                                       std::span<const std::byte> request,
+                                       std::string_view what) const {
+  for (const abi::FieldAt& h : handles)
+    if (h.offset + h.field->size <= request.size())  // as VisitFields skips the others
+      RXP_TRY(CheckHandle(*h.field, h.offset, request, what));
+  return Ok();
 }
 
 void ObjectTable::Insert(uint32_t handle, TrackedObject object) {

@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "abi/payload.h"
 #include "abi/result.h"
 #include "abi/schema.h"
 
@@ -33,6 +34,13 @@ class ObjectTable {
   // command in the reason.
   Result<void> CheckHandles(const abi::Layout& layout, std::span<const std::byte> request,
                             std::string_view what) const;
+  // The same over `handles` alone: HandleFields(layout), listed once by the caller.
+  Result<void> CheckHandles(std::span<const abi::FieldAt> handles,
+                            std::span<const std::byte> request, std::string_view what) const;
+  // The fields of `layout` CheckHandles looks at, in its order.
+  static std::vector<abi::FieldAt> HandleFields(const abi::Layout& layout) {
+    return abi::FieldsOf(layout, [](abi::FieldKind k) { return k == abi::FieldKind::kHandle; });
+  }
   void Insert(uint32_t handle, TrackedObject object);
   // Removes `handle` and returns what it held (nullopt if unknown).
   std::optional<TrackedObject> Erase(uint32_t handle);
@@ -49,6 +57,10 @@ class ObjectTable {
   }
 
  private:
+  // CheckHandles for one handle field `f` at `at`.
+  Result<void> CheckHandle(const abi::Field& f, size_t at, std::span<const std::byte> request,
+                           std::string_view what) const;
+
   // The kernel hands out the lowest free handle of the file (xa_alloc on ufile->idr), so live
   // handles are small and dense: they index a flat table -- no hashing, no allocation per
   // object. A handle from kDense up (a kernel that does otherwise, a test's fake) goes to a map.

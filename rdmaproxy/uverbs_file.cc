@@ -104,22 +104,34 @@ struct WriteFacts {
   std::string invoke_name;  // "INVOKE_WRITE REG_MR"
   int created_at = -1;      // the new object's handle in the response (wc.created)
   int destroyed_at = -1;    // the destroyed object's handle in the request (wc.destroyed)
+  // The request's fields to look up (handles) and to translate (pinned addresses, fds, user
+  // pointers): a few of its fields, or none, instead of a walk over all of them.
+  std::vector<abi::FieldAt> handles;
+  std::vector<abi::FieldAt> translated;
 };
 
 const WriteFacts& FactsOf(const abi::WriteCommand& wc) {
-  static const std::vector<WriteFacts> facts = [] {
-    std::vector<WriteFacts> all;
+  struct Table {
+    const abi::WriteCommand* first;
+    std::vector<WriteFacts> facts;  // parallel to abi::WriteCommands()
+  };
+  static const Table table = [] {
+    Table t{abi::WriteCommands().data(), {}};
     for (const abi::WriteCommand& c : abi::WriteCommands()) {
-      WriteFacts& f = all.emplace_back();
+      WriteFacts& f = t.facts.emplace_back();
       f.invoke_name = fmt::format("INVOKE_WRITE {}", c.short_name);
       if (c.creates != abi::kNoObject && c.response != nullptr)
         f.created_at = c.response->OffsetOf(c.created);
       if (c.destroys != abi::kNoObject && c.request != nullptr)
         f.destroyed_at = c.request->OffsetOf(c.destroyed);
+      if (c.request != nullptr) {
+        f.handles = ObjectTable::HandleFields(*c.request);
+        f.translated = TranslatedFields(*c.request);
+      }
     }
-    return all;
+    return t;
   }();
-  return facts[static_cast<size_t>(&wc - abi::WriteCommands().data())];
+  return table.facts[static_cast<size_t>(&wc - table.first)];
 }
 
 // Where the kernel's output for PTR_OUT attribute `a` lands: its bounce buffer in the image
@@ -154,7 +166,8 @@ Result<int> UverbsFile::ResolveFd(FdBridge& fds, int app_fd, FileKind want) {
 
 Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
                                          size_t length, AppMemory& memory, FdBridge& fds,
-                                         bool pin_trans) {
+                                         bool pin_trans,
+                                         std::optional<std::span<const abi::FieldAt>> fields) {
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
                      c.short_name, {}};
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
@@ -163,7 +176,8 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
     return ResolveFd(fds, fd, f.name == "comp_channel" ? FileKind::kCompChannel
                                                         : FileKind::kOther);
   };
-  return rxp::proxy::TranslateFields(t, layout, at, length);
+  return fields ? rxp::proxy::TranslateFields(t, layout, at, length, *fields)
+                : rxp::proxy::TranslateFields(t, layout, at, length);
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -182,8 +196,8 @@ Result<void> UverbsFile::Reserve(UverbsCommand& c) {
 Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
   const abi::IoctlRequest& r = c.request;
   const abi::Method& m = *r.method;
-  c.short_name =
-      r.write_command != nullptr ? FactsOf(*r.write_command).invoke_name : m.short_name;
+  const WriteFacts* facts = r.write_command != nullptr ? &FactsOf(*r.write_command) : nullptr;
+  c.short_name = facts != nullptr ? std::string_view(facts->invoke_name) : m.short_name;
 
   // Entry policy: the method, and for INVOKE_WRITE the legacy command it wraps.
   RXP_TRY(CheckEntry(engine_.policy(), m.policy, m.short_name, m.name));
@@ -324,24 +338,27 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   // INVOKE_WRITE: validate and translate the legacy request like a write() body.
   if (const abi::WriteCommand* wc = r.write_command) {
     RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
-    RXP_TRY(objects_.CheckHandles(*wc->request, core_in, c.short_name));
+    if (!facts->handles.empty())
+      RXP_TRY(objects_.CheckHandles(facts->handles, core_in, c.short_name));
     const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
                            (abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                             abi::kMrReregTrans) != 0;
-    RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds, pin_trans));
+    if (!facts->translated.empty())
+      RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds,
+                              pin_trans, facts->translated));
     const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
     if (wc->creates != abi::kNoObject && core_out != nullptr) {
       c.creates = wc->creates;
       const bool fd_object = abi::FindObject(wc->creates)->fd_object;
       Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
       p.place = OutputPlace(c, *core_out);
-      p.offset = static_cast<uint32_t>(FactsOf(*wc).created_at);
+      p.offset = static_cast<uint32_t>(facts->created_at);
       p.fd_kind = FdKindOf(wc->creates);
       c.produced.push_back(p);
     }
     if (wc->destroys != abi::kNoObject)
       c.destroys = static_cast<uint32_t>(
-          abi::ReadField(core_in, static_cast<size_t>(FactsOf(*wc).destroyed_at), 4));
+          abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4));
     if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) c.creates_context = true;
     if (wc->command == IB_USER_VERBS_CMD_REG_MR)
       c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_reg_mr, length), 8);
@@ -465,6 +482,7 @@ Result<void> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t a
 Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
   const abi::WriteRequest& w = *c.write;
   const abi::WriteCommand& wc = *w.command;
+  const WriteFacts& facts = FactsOf(wc);
   c.short_name = wc.short_name;
   RXP_TRY(CheckEntry(engine_.policy(), wc.policy, wc.short_name, wc.name));
   CommandView view;
@@ -473,7 +491,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   view.core = w.core;
   view.driver_in = w.driver;
   RXP_TRY(CheckContent(engine_.policy(), view));
-  RXP_TRY(objects_.CheckHandles(*wc.request, w.core, c.short_name));
+  if (!facts.handles.empty()) RXP_TRY(objects_.CheckHandles(facts.handles, w.core, c.short_name));
 
   const size_t base = c.image.Append(c.write_raw);
   const size_t core_at = base + static_cast<size_t>(w.core.data() - c.write_raw.data());
@@ -481,7 +499,9 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   const bool pin_trans = wc.command != IB_USER_VERBS_CMD_REREG_MR ||
                          (abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                           abi::kMrReregTrans) != 0;
-  RXP_TRY(TranslateFields(c, *wc.request, core_at, w.core.size(), memory, fds, pin_trans));
+  if (!facts.translated.empty())
+    RXP_TRY(TranslateFields(c, *wc.request, core_at, w.core.size(), memory, fds, pin_trans,
+                            facts.translated));
   const abi::DriverPayload* dp = wc.drivers.For(device_.driver);
   if (!w.driver.empty()) {
     const abi::Layout* layout =
@@ -509,7 +529,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     const bool fd_object = abi::FindObject(wc.creates)->fd_object;
     Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
     p.place = resp;
-    p.offset = static_cast<uint32_t>(FactsOf(wc).created_at);
+    p.offset = static_cast<uint32_t>(facts.created_at);
     p.fd_kind = FdKindOf(wc.creates);
     c.produced.push_back(p);
   }
@@ -523,7 +543,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   }
   if (wc.destroys != abi::kNoObject)
     c.destroys = static_cast<uint32_t>(
-        abi::ReadField(w.core, static_cast<size_t>(FactsOf(wc).destroyed_at), 4));
+        abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
   if (wc.command == IB_USER_VERBS_CMD_REG_MR)
     c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {

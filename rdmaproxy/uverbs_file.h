@@ -17,9 +17,11 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 
+#include "abi/payload.h"
 #include "abi/result.h"
 #include "abi/schema.h"
 #include "rdmaproxy/command.h"
@@ -83,8 +85,11 @@ class UverbsFile {
  private:
   Result<void> BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
   Result<void> BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
+  // Translates the request `layout` at image offset `at`: all of its fields, or only
+  // `fields` when the caller listed the ones to translate (abi::FieldsOf).
   Result<void> TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
-                               size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans);
+                               size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans,
+                               std::optional<std::span<const abi::FieldAt>> fields = {});
   Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
