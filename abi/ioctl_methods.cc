@@ -931,16 +931,23 @@ constexpr int SlotOf(ObjectId object) {
   return -1;
 }
 
+// Core method ids are small: those below kById are also indexed by id, for a lookup without
+// a scan; the others (driver methods, 0x1000 up) are found in their slot's list.
+constexpr size_t kById = 16;
+
 struct MethodIndex {
   std::array<std::array<const Method*, kMaxPerSlot>, kSlots> slots{};
   std::array<uint8_t, kSlots> counts{};
+  std::array<std::array<const Method*, kById>, kSlots> by_id{};
 };
 
 constexpr MethodIndex BuildMethodIndex() {
   MethodIndex index;
   for (const auto& m : kMethods) {
-    const int slot = SlotOf(m.object);
-    index.slots[static_cast<size_t>(slot)][index.counts[static_cast<size_t>(slot)]++] = &m;
+    const auto slot = static_cast<size_t>(SlotOf(m.object));
+    index.slots[slot][index.counts[slot]++] = &m;
+    // The first entry with an id, as the scan finds it.
+    if (m.id < kById && index.by_id[slot][m.id] == nullptr) index.by_id[slot][m.id] = &m;
   }
   return index;
 }
@@ -972,9 +979,13 @@ const Method* FindMethod(Driver driver, ObjectId object, uint16_t method) {
   const int slot = SlotOf(object);
   if (slot < 0) return nullptr;
   const auto s = static_cast<size_t>(slot);
+  auto usable = [&](const Method* m) {
+    return m != nullptr && (m->driver == Driver::kCore || m->driver == driver) ? m : nullptr;
+  };
+  if (method < kById) return usable(kMethodIndex.by_id[s][method]);
   for (size_t i = 0; i < kMethodIndex.counts[s]; ++i) {
     const Method* m = kMethodIndex.slots[s][i];
-    if (m->id == method) return (m->driver == Driver::kCore || m->driver == driver) ? m : nullptr;
+    if (m->id == method) return usable(m);
   }
   return nullptr;
 }

@@ -16,11 +16,6 @@
 
 namespace rxp::proxy::capi {
 
-CHandles& CHandles::Instance() {
-  static CHandles handles;
-  return handles;
-}
-
 uint64_t CHandles::Add(Object object) {
   std::unique_lock lock(mutex_);
   const uint64_t token = next_;
