@@ -122,39 +122,11 @@ Result<const WriteCommand*> ResolveInvokeWrite(const IoctlRequest& r) {
 
 }  // namespace
 
-bool IoctlAttr::IsPointer() const {
-  if (spec == nullptr) return false;
-  switch (spec->type) {
-    case AttrType::kPtrOut: return true;
-    case AttrType::kPtrIn:
-    case AttrType::kConstIn:
-    case AttrType::kFlagsIn:
-    case AttrType::kEnumIn:
-    case AttrType::kIdrsArray: return len > sizeof(data);
-    case AttrType::kIdr:
-    case AttrType::kFd:
-    case AttrType::kRawFd: return false;
-  }
-  return false;
-}
-
 PtrSpec IoctlAttr::Ptr() const {
   if (spec == nullptr) return {};
   if (spec->type == AttrType::kEnumIn)
     return elem_id < spec->enum_elems.size() ? spec->enum_elems[elem_id] : PtrSpec{};
   return spec->Ptr();
-}
-
-uint64_t IoctlAttr::InlineValue() const {
-  uint64_t v = 0;
-  std::memcpy(&v, &data, len < sizeof(v) ? len : sizeof(v));
-  return v;
-}
-
-const IoctlAttr* IoctlRequest::Find(uint16_t attr_id) const {
-  for (uint16_t i = 0; i < num_attrs; ++i)
-    if (attrs[i].id == attr_id && attrs[i].spec != nullptr) return &attrs[i];
-  return nullptr;
 }
 
 PayloadContext DriverContext(const IoctlRequest& r, std::span<const std::byte> driver_in) {
@@ -178,17 +150,13 @@ const DriverPayload* DriverPayloadFor(const IoctlRequest& r, const DeviceAbi& de
   return r.method != nullptr ? r.method->drivers.For(device.driver) : nullptr;
 }
 
-Result<IoctlHeader> DecodeIoctlHeader(std::span<const std::byte> bytes) {
-  IoctlHeader hdr;
+Error IoctlHeaderError(std::span<const std::byte> bytes, const IoctlHeader& hdr) {
   if (bytes.size() < kHeaderSize)
     return Fail(EINVAL, "ioctl header truncated: {} of {} bytes", bytes.size(), kHeaderSize);
-  std::memcpy(&hdr, bytes.data(), kHeaderSize);
   if (hdr.length > kPageSize || hdr.length != kHeaderSize + kAttrSize * hdr.num_attrs)
     return Fail(EINVAL, "ioctl header length {} != 24 + 16 * {} attributes", hdr.length,
                 hdr.num_attrs);
-  if (hdr.reserved1 != 0 || hdr.reserved2 != 0)
-    return Fail(EPROTONOSUPPORT, "ioctl header reserved fields are not zero");
-  return hdr;
+  return Fail(EPROTONOSUPPORT, "ioctl header reserved fields are not zero");
 }
 
 Result<void> DecodeIoctl(std::span<const std::byte> bytes, const DeviceAbi& device,

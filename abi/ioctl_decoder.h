@@ -8,6 +8,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "abi/result.h"
@@ -31,14 +32,33 @@ struct IoctlAttr {
   uint64_t data = 0;           // the raw data word: inline value, pointer, handle or fd
 
   // True when `data` is an address in the app (PTR_OUT always; PTR_IN / ENUM_IN / IDRS when
-  // len > 8) -- uverbs_attr_ptr_is_inline() inverted.
-  bool IsPointer() const;
+  // len > 8) -- uverbs_attr_ptr_is_inline() inverted. Inline (as are Find and InlineValue):
+  // the command path asks several times per command.
+  bool IsPointer() const {
+    if (spec == nullptr) return false;
+    switch (spec->type) {
+      case AttrType::kPtrOut: return true;
+      case AttrType::kPtrIn:
+      case AttrType::kConstIn:
+      case AttrType::kFlagsIn:
+      case AttrType::kEnumIn:
+      case AttrType::kIdrsArray: return len > sizeof(data);
+      case AttrType::kIdr:
+      case AttrType::kFd:
+      case AttrType::kRawFd: return false;
+    }
+    return false;
+  }
   // The lengths the attribute's data is held to: the spec's own, or for ENUM_IN the
   // element elem_id selects (uverbs_process_attr's val_spec). Valid once decoded.
   PtrSpec Ptr() const;
   // The inline value of a PTR_IN / CONST_IN / FLAGS_IN of len <= 8 (little-endian, zero
   // extended), as the kernel reads it (uverbs_get_const, uverbs_copy_from).
-  uint64_t InlineValue() const;
+  uint64_t InlineValue() const {
+    uint64_t v = 0;
+    std::memcpy(&v, &data, len < sizeof(v) ? len : sizeof(v));
+    return v;
+  }
 };
 
 struct IoctlRequest {
@@ -51,7 +71,11 @@ struct IoctlRequest {
 
   std::span<const IoctlAttr> Attrs() const { return {attrs.data(), num_attrs}; }
   // The attribute with `attr_id`, or nullptr if absent.
-  const IoctlAttr* Find(uint16_t attr_id) const;
+  const IoctlAttr* Find(uint16_t attr_id) const {
+    for (uint16_t i = 0; i < num_attrs; ++i)
+      if (attrs[i].id == attr_id && attrs[i].spec != nullptr) return &attrs[i];
+    return nullptr;
+  }
 };
 
 // Decodes `bytes` (exactly the header plus header.length - 24 bytes of attributes, as copied
@@ -69,7 +93,21 @@ PayloadContext DriverContext(const IoctlRequest& request, std::span<const std::b
 // `device`, or nullptr when the method carries no driver data the schema models.
 const DriverPayload* DriverPayloadFor(const IoctlRequest& request, const DeviceAbi& device);
 
+// Why DecodeIoctlHeader refuses `bytes` (`header`: what of it was read).
+Error IoctlHeaderError(std::span<const std::byte> bytes, const IoctlHeader& header);
+
 // Reads just the header (24 bytes) so a caller can learn header.length before copying the rest.
-Result<IoctlHeader> DecodeIoctlHeader(std::span<const std::byte> bytes);
+// Inline: the command path reads every header twice (for its length, then with the request).
+inline Result<IoctlHeader> DecodeIoctlHeader(std::span<const std::byte> bytes) {
+  IoctlHeader hdr{};
+  if (bytes.size() >= sizeof(hdr)) std::memcpy(&hdr, bytes.data(), sizeof(hdr));
+  // ib_uverbs_ioctl(): hdr.length > PAGE_SIZE or != the attributes it announces -> EINVAL;
+  // non-zero reserved fields -> EPROTONOSUPPORT.
+  if (bytes.size() < sizeof(hdr) || hdr.length > 4096 ||
+      hdr.length != sizeof(hdr) + sizeof(ib_uverbs_attr) * hdr.num_attrs || hdr.reserved1 != 0 ||
+      hdr.reserved2 != 0)
+    return IoctlHeaderError(bytes, hdr);
+  return hdr;
+}
 
 }  // namespace rxp::abi

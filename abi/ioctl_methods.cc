@@ -914,18 +914,6 @@ std::span<const Object> Objects() { return kObjects; }
 std::span<const Method> Methods() { return kMethods; }
 std::span<const DriverAttrs> DriverAttributes() { return kDriverAttrs; }
 
-const Object* FindObject(ObjectId id) {
-  for (const auto& o : kObjects)
-    if (o.id == id) return &o;
-  return nullptr;
-}
-
-std::string_view ObjectShortName(ObjectId id) {
-  if (id == kAnyObject) return "ANY";
-  const Object* o = FindObject(id);
-  return o != nullptr ? o->short_name : std::string_view("?");
-}
-
 namespace {
 
 // Methods are looked up on every ioctl: index them by (object slot, method id). Core objects
@@ -943,36 +931,79 @@ constexpr int SlotOf(ObjectId object) {
   return -1;
 }
 
+// Core method ids are small: those below kById are also indexed by id, for a lookup without
+// a scan; the others (driver methods, 0x1000 up) are found in their slot's list.
+constexpr size_t kById = 16;
+
 struct MethodIndex {
   std::array<std::array<const Method*, kMaxPerSlot>, kSlots> slots{};
   std::array<uint8_t, kSlots> counts{};
+  std::array<std::array<const Method*, kById>, kSlots> by_id{};
 };
 
 constexpr MethodIndex BuildMethodIndex() {
   MethodIndex index;
   for (const auto& m : kMethods) {
-    const int slot = SlotOf(m.object);
-    index.slots[static_cast<size_t>(slot)][index.counts[static_cast<size_t>(slot)]++] = &m;
+    const auto slot = static_cast<size_t>(SlotOf(m.object));
+    index.slots[slot][index.counts[slot]++] = &m;
+    // The first entry with an id, as the scan finds it.
+    if (m.id < kById && index.by_id[slot][m.id] == nullptr) index.by_id[slot][m.id] = &m;
   }
   return index;
 }
 constexpr MethodIndex kMethodIndex = BuildMethodIndex();
 
+// Objects by slot too: the engine asks for an object's entry on most commands (quota, fd or
+// handle object), so the lookup is an index, not a scan.
+constexpr std::array<const Object*, kSlots> BuildObjectIndex() {
+  std::array<const Object*, kSlots> index{};
+  for (const auto& o : kObjects) index[static_cast<size_t>(SlotOf(o.id))] = &o;
+  return index;
+}
+constexpr std::array<const Object*, kSlots> kObjectIndex = BuildObjectIndex();
+
 }  // namespace
+
+const Object* FindObject(ObjectId id) {
+  const int slot = SlotOf(id);
+  return slot < 0 ? nullptr : kObjectIndex[static_cast<size_t>(slot)];
+}
+
+std::string_view ObjectShortName(ObjectId id) {
+  if (id == kAnyObject) return "ANY";
+  const Object* o = FindObject(id);
+  return o != nullptr ? o->short_name : std::string_view("?");
+}
 
 const Method* FindMethod(Driver driver, ObjectId object, uint16_t method) {
   const int slot = SlotOf(object);
   if (slot < 0) return nullptr;
   const auto s = static_cast<size_t>(slot);
+  auto usable = [&](const Method* m) {
+    return m != nullptr && (m->driver == Driver::kCore || m->driver == driver) ? m : nullptr;
+  };
+  if (method < kById) return usable(kMethodIndex.by_id[s][method]);
   for (size_t i = 0; i < kMethodIndex.counts[s]; ++i) {
     const Method* m = kMethodIndex.slots[s][i];
-    if (m->id == method) return (m->driver == Driver::kCore || m->driver == driver) ? m : nullptr;
+    if (m->id == method) return usable(m);
   }
   return nullptr;
 }
 
+namespace {
+// Drivers that add attributes to some core method: every ioctl asks, most drivers have none.
+constexpr bool AddsAttrs(Driver driver) {
+  for (const auto& d : kDriverAttrs)
+    if (d.driver == driver) return true;
+  return false;
+}
+constexpr bool kAddsAttrs[] = {AddsAttrs(Driver::kCore), AddsAttrs(Driver::kMlx5),
+                               AddsAttrs(Driver::kRxe)};
+static_assert(static_cast<size_t>(Driver::kRxe) + 1 == std::size(kAddsAttrs));
+}  // namespace
+
 std::span<const Attr> DriverAttrsFor(const Method& method, Driver driver) {
-  if (driver == Driver::kCore) return {};
+  if (!kAddsAttrs[static_cast<size_t>(driver)]) return {};
   for (const auto& d : kDriverAttrs)
     if (d.driver == driver && d.object == method.object && d.method == method.id) return d.attrs;
   return {};

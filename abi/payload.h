@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "abi/schema.h"
 
@@ -33,6 +34,24 @@ bool VisitFields(const Layout& layout, size_t base, size_t size, Visit&& visit) 
     if (!visit(f, at)) return false;
   }
   return true;
+}
+
+// A leaf field of a layout and its absolute offset in the layout's bytes.
+struct FieldAt {
+  const Field* field = nullptr;
+  size_t offset = 0;
+};
+
+// The leaf fields of `layout` whose kind `want` accepts, in VisitFields' order: for callers
+// that look at a few kinds of field of the same layout on every command, and list them once.
+template <typename Want>
+std::vector<FieldAt> FieldsOf(const Layout& layout, Want&& want) {
+  std::vector<FieldAt> out;
+  VisitFields(layout, 0, SIZE_MAX, [&](const Field& f, size_t at) {
+    if (want(f.kind)) out.push_back({&f, at});
+    return true;
+  });
+  return out;
 }
 
 // App memory the printer may look at: the buffers the engine copied in (requests) or out

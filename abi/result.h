@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -57,21 +58,21 @@ class [[nodiscard]] Result {
   std::variant<T, Error> state_;
 };
 
-// Result<void>: success carries nothing.
+// Result<void>: success carries nothing. The Error exists only on failure: a command makes
+// dozens of these on its success path, which then build and destroy no string.
 template <>
 class [[nodiscard]] Result<void> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(implicit)
+  Result(Error error) : error_(std::move(error)) {}  // NOLINT(implicit)
 
-  bool ok() const { return ok_; }
-  explicit operator bool() const { return ok_; }
-  const Error& error() const& { return error_; }
-  Error&& error() && { return std::move(error_); }
+  bool ok() const { return !error_.has_value(); }
+  explicit operator bool() const { return ok(); }
+  const Error& error() const& { return *error_; }
+  Error&& error() && { return std::move(*error_); }
 
  private:
-  Error error_;
-  bool ok_ = true;
+  std::optional<Error> error_;
 };
 
 inline Result<void> Ok() { return {}; }

@@ -20,29 +20,33 @@ std::string_view DriverName(Driver driver) {
 }
 
 const Field* Layout::Find(std::string_view path) const {
-  // "base.cq_handle": descend through nested structs (nested offsets are relative to their
-  // struct; OffsetOf gives absolute ones).
-  const auto dot = path.find('.');
-  const std::string_view head = path.substr(0, dot);
-  for (const auto& f : fields) {
-    if (f.name != head) continue;
-    if (dot == std::string_view::npos) return &f;
-    return f.nested != nullptr ? f.nested->Find(path.substr(dot + 1)) : nullptr;
-  }
-  return nullptr;
+  size_t offset = 0;
+  return Locate(path, offset);
 }
 
 int Layout::OffsetOf(std::string_view path) const {
+  size_t offset = 0;
+  return Locate(path, offset) != nullptr ? static_cast<int>(offset) : -1;
+}
+
+const Field* Layout::Locate(std::string_view path, size_t& offset) const {
+  // "base.cq_handle": descend through nested structs, whose offsets are relative to their
+  // struct; `offset` is the absolute one.
   const auto dot = path.find('.');
   const std::string_view head = path.substr(0, dot);
   for (const auto& f : fields) {
     if (f.name != head) continue;
-    if (dot == std::string_view::npos) return f.offset;
-    if (f.nested == nullptr) return -1;
-    const int inner = f.nested->OffsetOf(path.substr(dot + 1));
-    return inner < 0 ? -1 : f.offset + inner;
+    if (dot == std::string_view::npos) {
+      offset = f.offset;
+      return &f;
+    }
+    if (f.nested == nullptr) return nullptr;
+    size_t inner = 0;
+    const Field* found = f.nested->Locate(path.substr(dot + 1), inner);
+    if (found != nullptr) offset = f.offset + inner;
+    return found;
   }
-  return -1;
+  return nullptr;
 }
 
 HandleUse HandleUseOf(const Field& field, std::span<const std::byte> request) {

@@ -132,6 +132,8 @@ struct Layout {
   const Field* Find(std::string_view path) const;
   // The absolute offset of the field named `path`, or -1.
   int OffsetOf(std::string_view path) const;
+  // Both in one walk: the field named `path` (nullptr if none) and its absolute offset.
+  const Field* Locate(std::string_view path, size_t& offset) const;
 };
 
 // What a payload selector may look at: the facts of the request that decide a driver layout.

@@ -231,13 +231,6 @@ Result<void> ValidateFlowSpecs(const WriteCommand& c, std::span<const std::byte>
 
 }  // namespace
 
-uint64_t ReadField(std::span<const std::byte> bytes, size_t offset, size_t size) {
-  uint64_t v = 0;
-  if (size > sizeof(v) || offset > bytes.size() || size > bytes.size() - offset) return 0;
-  std::memcpy(&v, bytes.data() + offset, size);
-  return v;
-}
-
 PayloadContext DriverContext(const WriteCommand& c, std::span<const std::byte> core,
                              std::span<const std::byte> driver_in) {
   PayloadContext context;

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 
 #include "abi/result.h"
@@ -39,6 +40,12 @@ PayloadContext DriverContext(const WriteCommand& command, std::span<const std::b
                              std::span<const std::byte> driver_in);
 
 // Reads a little-endian unsigned field of `size` bytes at `offset` (0 if out of range).
-uint64_t ReadField(std::span<const std::byte> bytes, size_t offset, size_t size);
+// Inline: the command path reads a handful of fields per command.
+inline uint64_t ReadField(std::span<const std::byte> bytes, size_t offset, size_t size) {
+  uint64_t v = 0;
+  if (size > sizeof(v) || offset > bytes.size() || size > bytes.size() - offset) return 0;
+  std::memcpy(&v, bytes.data() + offset, size);
+  return v;
+}
 
 }  // namespace rxp::abi

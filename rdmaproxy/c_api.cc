@@ -16,11 +16,6 @@
 
 namespace rxp::proxy::capi {
 
-CHandles& CHandles::Instance() {
-  static CHandles handles;
-  return handles;
-}
-
 uint64_t CHandles::Add(Object object) {
   std::unique_lock lock(mutex_);
   const uint64_t token = next_;
@@ -63,11 +58,11 @@ class CallbackMemory final : public AppMemory {
   void* app_;
 };
 
-// The runtime's fd callbacks as the sentry's SentryFdTable.
+// The runtime's fd callbacks as the sentry's SentryFdTable. It refers to the calling file's
+// sentry state, which that file keeps alive for the call (no reference count per command).
 class CallbackFds final : public SentryFdTable {
  public:
-  CallbackFds(std::shared_ptr<SentryState> sentry, void* app)
-      : sentry_(std::move(sentry)), app_(app) {}
+  CallbackFds(const std::shared_ptr<SentryState>& sentry, void* app) : sentry_(sentry), app_(app) {}
   Result<AppFdTarget> Lookup(int app_fd) override {
     rxp_fd_target t{nullptr, -1, RXP_FILE_OTHER};
     if (const int r = sentry_->ops.resolve_fd(app_, app_fd, &t); r < 0)
@@ -93,7 +88,7 @@ class CallbackFds final : public SentryFdTable {
   }
 
  private:
-  std::shared_ptr<SentryState> sentry_;
+  const std::shared_ptr<SentryState>& sentry_;
   void* app_;
 };
 

@@ -23,7 +23,11 @@ class CHandles {
   using Object = std::variant<std::shared_ptr<ConfigState>, std::shared_ptr<SentryState>,
                               std::shared_ptr<FileState>, std::shared_ptr<SysfsState>>;
 
-  static CHandles& Instance();
+  // Inline: every C API call starts here.
+  static CHandles& Instance() {
+    static CHandles handles;
+    return handles;
+  }
 
   uint64_t Add(Object object);
   // The object behind `token` if it is a live handle of type T, else null.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "abi/ioctl_decoder.h"
@@ -75,13 +76,17 @@ class UverbsCommand {
   bool reserved = false;           // Reserve() was taken for `creates`
   std::optional<uint32_t> rereg;   // REREG_MR with a new range: its handle
   bool creates_context = false;
-  std::string short_name;          // for logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND"
+  // For logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND". Static storage (the schema's
+  // names), so naming a command costs no string copy.
+  std::string_view short_name;
 
   // --trace: the request half of the line, and what the printer needs for the result half.
   std::string trace_request;
 
   // Back to a fresh command, keeping every buffer's capacity: sentry mode reuses one command
-  // per file, so the steady state allocates nothing.
+  // per file, so the steady state allocates nothing. `raw` and `write_raw` keep their bytes:
+  // Begin overwrites them whole, sizing them to what it copies in, and a command of the same
+  // size as the last (the usual case) then re-zeroes nothing.
   void Reset() {
     kind = Kind::kIoctl;
     app_arg = 0;
@@ -94,11 +99,9 @@ class UverbsCommand {
     request.write_command = nullptr;
     request.num_attrs = 0;
     request.num_dropped = 0;
-    raw.clear();
     image_attr.clear();
     image_attrs_at = sizeof(abi::IoctlHeader);
     write.reset();
-    write_raw.clear();
     outputs.clear();
     produced.clear();
     creates = abi::kNoObject;
@@ -107,7 +110,7 @@ class UverbsCommand {
     reserved = false;
     rereg.reset();
     creates_context = false;
-    short_name.clear();
+    short_name = {};
     trace_request.clear();
   }
 };

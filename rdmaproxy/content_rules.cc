@@ -2,6 +2,8 @@
 
 #include <cerrno>
 #include <cstring>
+#include <iterator>
+#include <utility>
 
 #include "abi/write_decoder.h"
 
@@ -96,8 +98,7 @@ Result<void> DevxQueryOnly(const PolicyConfig& p, const CommandView& v) {
       0x101,  // QUERY_ADAPTER
       0x842,  // QUERY_LAG
   };
-  const auto in = v.attr_bytes ? v.attr_bytes(MLX5_IB_ATTR_DEVX_OTHER_CMD_IN)
-                               : std::span<const std::byte>();
+  const auto in = v.AttrBytes(MLX5_IB_ATTR_DEVX_OTHER_CMD_IN);
   if (in.size() < 2) return Fail(EINVAL, "DEVX_OTHER without a PRM command");
   const uint16_t opcode = static_cast<uint16_t>(std::to_integer<uint16_t>(in[0]) << 8 |
                                                 std::to_integer<uint16_t>(in[1]));
@@ -121,10 +122,26 @@ constexpr ContentRule kRules[] = {
 
 }  // namespace
 
+std::span<const std::byte> CommandView::AttrBytes(uint16_t attr_id) const {
+  const abi::IoctlAttr* a = ioctl != nullptr ? ioctl->Find(attr_id) : nullptr;
+  if (a == nullptr || !a->IsPointer() || inputs == nullptr) return {};
+  auto b = inputs->Read(a->data, a->len);
+  return b ? *b : std::span<const std::byte>();
+}
+
+// Every rule of kRules in order, the first failure stopping the walk. Unrolled over the
+// constant table, so the calls are direct and the `applies` tests inline: every command runs
+// them, and almost none is one a rule applies to.
+template <size_t... I>
+Result<void> CheckRules(const PolicyConfig& policy, const CommandView& view,
+                        std::index_sequence<I...>) {
+  Result<void> status;
+  (void)((!kRules[I].applies(view) || (status = kRules[I].check(policy, view))) && ...);
+  return status;
+}
+
 Result<void> CheckContent(const PolicyConfig& policy, const CommandView& view) {
-  for (const auto& rule : kRules)
-    if (rule.applies(view)) RXP_TRY(rule.check(policy, view));
-  return Ok();
+  return CheckRules(policy, view, std::make_index_sequence<std::size(kRules)>());
 }
 
 }  // namespace rxp::proxy

@@ -10,10 +10,10 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <span>
 
 #include "abi/ioctl_decoder.h"
+#include "abi/payload.h"
 #include "abi/result.h"
 #include "abi/schema.h"
 #include "rdmaproxy/policy.h"
@@ -28,8 +28,12 @@ struct CommandView {
   const abi::WriteCommand* write_command = nullptr;  // write(), or what INVOKE_WRITE wraps
   std::span<const std::byte> core;                   // the legacy core request
   std::span<const std::byte> driver_in;              // driver data (UHW_IN or write udata)
-  // The copied-in bytes of a pointer attribute (empty when absent or inline).
-  std::function<std::span<const std::byte>(uint16_t attr_id)> attr_bytes;
+  // ioctl: the bytes the proxy copied in for pointer attributes, by app address (no
+  // std::function: a view is made for every command).
+  const abi::PayloadSource* inputs = nullptr;
+
+  // The copied-in bytes of pointer attribute `attr_id` (empty when absent or inline).
+  std::span<const std::byte> AttrBytes(uint16_t attr_id) const;
 };
 
 Result<void> CheckContent(const PolicyConfig& policy, const CommandView& view);

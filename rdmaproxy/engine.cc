@@ -42,7 +42,10 @@ namespace {
 thread_local std::optional<Error> last_refusal;
 }  // namespace
 
-std::optional<Error> Engine::TakeLastRefusal() { return std::exchange(last_refusal, std::nullopt); }
+std::optional<Error> Engine::TakeLastRefusal() {
+  if (!last_refusal) return std::nullopt;  // the usual case: nothing to move
+  return std::exchange(last_refusal, std::nullopt);
+}
 
 void Engine::Refused(std::string_view file, const Error& error, Refusal why) {
   RefusedQuietly(file, error, why);

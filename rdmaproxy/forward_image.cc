@@ -1,25 +1,14 @@
 #include "rdmaproxy/forward_image.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace rxp::proxy {
 
-size_t ForwardImage::Append(std::span<const std::byte> bytes, size_t align) {
-  const size_t at = Reserve(bytes.size(), align);
-  if (!bytes.empty()) std::memcpy(bytes_.data() + at, bytes.data(), bytes.size());
-  return at;
-}
-
-size_t ForwardImage::Reserve(size_t size, size_t align) {
-  const size_t at = (bytes_.size() + align - 1) / align * align;
-  bytes_.resize(at + size);
-  return at;
-}
-
-void ForwardImage::PointTo(size_t at, size_t target) { pointers_.push_back({at, target}); }
+void ForwardImage::Grow(size_t size) { bytes_.resize(std::max(size, 2 * bytes_.size())); }
 
 std::vector<std::byte> ForwardImage::Relocated(uint64_t base) const {
-  std::vector<std::byte> out = bytes_;
+  std::vector<std::byte> out(bytes_.begin(), bytes_.begin() + static_cast<long>(size_));
   for (const auto& p : pointers_) {
     const uint64_t address = base + p.target;
     std::memcpy(out.data() + p.at, &address, sizeof(address));
@@ -28,11 +17,20 @@ std::vector<std::byte> ForwardImage::Relocated(uint64_t base) const {
 }
 
 void ForwardImage::RelocateInto(std::span<std::byte> out, uint64_t base) const {
-  std::memcpy(out.data(), bytes_.data(), bytes_.size());
+  std::memcpy(out.data(), bytes_.data(), size_);
   for (const auto& p : pointers_) {
     const uint64_t address = base + p.target;
     std::memcpy(out.data() + p.at, &address, sizeof(address));
   }
+}
+
+std::span<std::byte> ForwardImage::RelocateInPlace() {
+  const auto base = reinterpret_cast<uint64_t>(bytes_.data());
+  for (const auto& p : pointers_) {
+    const uint64_t address = base + p.target;
+    std::memcpy(bytes_.data() + p.at, &address, sizeof(address));
+  }
+  return bytes();
 }
 
 void ForwardImage::WriteU64(size_t at, uint64_t value) {

@@ -10,7 +10,9 @@
 #include <span>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
+#include "abi/payload.h"
 #include "abi/result.h"
 #include "abi/schema.h"
 
@@ -32,16 +34,44 @@ class ObjectTable {
   // command in the reason.
   Result<void> CheckHandles(const abi::Layout& layout, std::span<const std::byte> request,
                             std::string_view what) const;
+  // The same over `handles` alone: HandleFields(layout), listed once by the caller.
+  Result<void> CheckHandles(std::span<const abi::FieldAt> handles,
+                            std::span<const std::byte> request, std::string_view what) const;
+  // The fields of `layout` CheckHandles looks at, in its order.
+  static std::vector<abi::FieldAt> HandleFields(const abi::Layout& layout) {
+    return abi::FieldsOf(layout, [](abi::FieldKind k) { return k == abi::FieldKind::kHandle; });
+  }
   void Insert(uint32_t handle, TrackedObject object);
   // Removes `handle` and returns what it held (nullopt if unknown).
   std::optional<TrackedObject> Erase(uint32_t handle);
   TrackedObject* Find(uint32_t handle);
+  const TrackedObject* Find(uint32_t handle) const;
 
-  size_t size() const { return objects_.size(); }
-  const std::unordered_map<uint32_t, TrackedObject>& all() const { return objects_; }
+  size_t size() const { return size_; }
+  // Calls visit(handle, object) for every object in the table.
+  template <typename Visit>
+  void ForEach(Visit&& visit) const {
+    for (size_t h = 0; h < dense_.size(); ++h)
+      if (dense_[h].live) visit(static_cast<uint32_t>(h), dense_[h].object);
+    for (const auto& [handle, object] : sparse_) visit(handle, object);
+  }
 
  private:
-  std::unordered_map<uint32_t, TrackedObject> objects_;
+  // CheckHandles for one handle field `f` at `at`.
+  Result<void> CheckHandle(const abi::Field& f, size_t at, std::span<const std::byte> request,
+                           std::string_view what) const;
+
+  // The kernel hands out the lowest free handle of the file (xa_alloc on ufile->idr), so live
+  // handles are small and dense: they index a flat table -- no hashing, no allocation per
+  // object. A handle from kDense up (a kernel that does otherwise, a test's fake) goes to a map.
+  static constexpr uint32_t kDense = 1u << 16;
+  struct Slot {
+    TrackedObject object;
+    bool live = false;
+  };
+  std::vector<Slot> dense_;
+  std::unordered_map<uint32_t, TrackedObject> sparse_;
+  size_t size_ = 0;
 };
 
 }  // namespace rxp::proxy

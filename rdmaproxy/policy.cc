@@ -181,8 +181,8 @@ Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
   return p;
 }
 
-Result<void> CheckEntry(const PolicyConfig& policy, const abi::Policy& schema_default,
-                        std::string_view short_name, std::string_view kernel_name) {
+Result<void> CheckEntryByName(const PolicyConfig& policy, const abi::Policy& schema_default,
+                              std::string_view short_name, std::string_view kernel_name) {
   auto named = [&](const std::set<std::string, std::less<>>& set) {
     return !set.empty() && (set.count(short_name) != 0 || set.count(kernel_name) != 0);
   };

@@ -55,9 +55,18 @@ struct PolicyConfig {
   static Result<PolicyConfig> FromFile(const std::string& path);
 };
 
-// The policy's verdict on an entry by name, before its content is looked at.
-Result<void> CheckEntry(const PolicyConfig& policy, const abi::Policy& schema_default,
-                        std::string_view short_name, std::string_view kernel_name);
+// CheckEntry's general case: an entry the schema denies or leaves unsupported, or a policy
+// with a deny list, decided by the entry's names.
+Result<void> CheckEntryByName(const PolicyConfig& policy, const abi::Policy& schema_default,
+                              std::string_view short_name, std::string_view kernel_name);
+
+// The policy's verdict on an entry by name, before its content is looked at. Inline: every
+// command asks, and the usual answer (an allowed entry, no deny list) needs no names.
+inline Result<void> CheckEntry(const PolicyConfig& policy, const abi::Policy& schema_default,
+                               std::string_view short_name, std::string_view kernel_name) {
+  if (schema_default.disposition == abi::Disposition::kAllow && policy.deny.empty()) return Ok();
+  return CheckEntryByName(policy, schema_default, short_name, kernel_name);
+}
 
 // "64MiB", "1 GiB", "4096" -> bytes.
 Result<uint64_t> ParseSize(std::string_view text);

@@ -17,7 +17,8 @@ std::string Bytes(uint64_t n) {
 Result<void> SandboxUsage::Reserve(abi::ObjectId type, uint64_t pinned) {
   std::lock_guard lock(mutex_);
   const auto limit = quotas_.CountLimit(type);
-  if (limit && live_[type] >= *limit)
+  uint32_t& count = Live(type);
+  if (limit && count >= *limit)
     return Fail(EDQUOT, "the sandbox's {} quota ({}) is used up", abi::ObjectShortName(type),
                 *limit);
   // The kernel answers an exhausted RLIMIT_MEMLOCK with ENOMEM (ib_umem_get); so does the
@@ -26,14 +27,14 @@ Result<void> SandboxUsage::Reserve(abi::ObjectId type, uint64_t pinned) {
     return Fail(ENOMEM,
                 "the sandbox's pinned-memory budget of {} is exceeded: {} in use, {} more asked",
                 Bytes(*quotas_.pinned_bytes), Bytes(pinned_), Bytes(pinned));
-  ++live_[type];
+  ++count;
   pinned_ += pinned;
   return Ok();
 }
 
 void SandboxUsage::Release(abi::ObjectId type, uint64_t pinned) {
   std::lock_guard lock(mutex_);
-  if (live_[type] > 0) --live_[type];
+  if (uint32_t& count = Live(type); count > 0) --count;
   pinned_ -= pinned <= pinned_ ? pinned : pinned_;
 }
 
@@ -59,8 +60,9 @@ uint64_t SandboxUsage::pinned_bytes() const {
 
 uint32_t SandboxUsage::live(abi::ObjectId type) const {
   std::lock_guard lock(mutex_);
-  auto it = live_.find(type);
-  return it == live_.end() ? 0 : it->second;
+  if (type < core_live_.size()) return core_live_[type];
+  auto it = other_live_.find(type);
+  return it == other_live_.end() ? 0 : it->second;
 }
 
 }  // namespace rxp::proxy

@@ -4,6 +4,7 @@
 // two concurrent creations cannot both squeeze under a limit.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -32,10 +33,18 @@ class SandboxUsage {
   const Quotas& quotas() const { return quotas_; }
 
  private:
+  // The live count of `type` (created on first use); callers hold mutex_.
+  uint32_t& Live(abi::ObjectId type) {
+    return type < core_live_.size() ? core_live_[type] : other_live_[type];
+  }
+
   Quotas quotas_;
   mutable std::mutex mutex_;
   uint64_t pinned_ = 0;
-  std::map<abi::ObjectId, uint32_t> live_;
+  // Core object types (UVERBS_OBJECT_*, small ids) are counted in place, at every creation
+  // and destruction; driver types (MLX5_IB_OBJECT_*, 0x1000 up) in a map.
+  std::array<uint32_t, 32> core_live_{};
+  std::map<abi::ObjectId, uint32_t> other_live_;
 };
 
 }  // namespace rxp::proxy

@@ -32,14 +32,20 @@ constexpr uint64_t kMaxEventRead = 4096;
 
 long Errno(const Error& e) { return -static_cast<long>(e.errnum); }
 
+std::shared_ptr<SentryFile> MakeEventFile(const std::shared_ptr<Sentry::State>& state,
+                                          const std::string& owner_label, UniqueFd fd,
+                                          FileKind kind, uint64_t owner);
+
 // The engine's FdBridge over the runtime's fd table, for one command of one uverbs / rdma_cm
 // file. Files the app names stay referenced until the command is over, so their host fds
 // cannot close under the kernel.
 class CallFds final : public FdBridge {
  public:
-  using MakeEventFile =
-      std::function<std::shared_ptr<SentryFile>(UniqueFd fd, FileKind kind, uint64_t owner)>;
-  CallFds(SentryFdTable& table, MakeEventFile make) : table_(table), make_(std::move(make)) {}
+  // `owner_label`: the uverbs file whose commands may create event fds; null for rdma_cm,
+  // whose responses carry none. Both outlive the call.
+  CallFds(SentryFdTable& table, const std::shared_ptr<Sentry::State>& state,
+          const std::string* owner_label)
+      : table_(table), state_(state), owner_label_(owner_label) {}
 
   Result<HostFile> Resolve(int app_fd) override {
     auto target = table_.Lookup(app_fd);
@@ -57,13 +63,17 @@ class CallFds final : public FdBridge {
   // becomes a library file the runtime installs as an app fd. If it cannot, the file -- and
   // the host fd -- is dropped here, so nothing leaks.
   Result<int> Adopt(int fd, FileKind kind, uint64_t owner) override {
-    auto file = make_(UniqueFd(fd), kind, owner);
+    UniqueFd host(fd);
+    std::shared_ptr<SentryFile> file;
+    if (owner_label_ != nullptr)
+      file = MakeEventFile(state_, *owner_label_, std::move(host), kind, owner);
     return table_.Install(std::move(file));
   }
 
  private:
   SentryFdTable& table_;
-  MakeEventFile make_;
+  const std::shared_ptr<Sentry::State>& state_;
+  const std::string* owner_label_;
   std::vector<std::shared_ptr<SentryFile>> held_;
 };
 
@@ -133,12 +143,12 @@ class UverbsSentryFile final : public SentryFile {
       state_->engine.Refused(label(), e, Refusal::kDecode);
       return Errno(e);
     }
-    CallFds fds(app.fds, Maker());
+    CallFds fds(app.fds, state_, &file_->label());
     return file_->Ioctl(app.memory, fds, host_, arg);
   }
 
   long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
-    CallFds fds(app.fds, Maker());
+    CallFds fds(app.fds, state_, &file_->label());
     return file_->Write(app.memory, fds, host_, buffer, length);
   }
 
@@ -149,12 +159,6 @@ class UverbsSentryFile final : public SentryFile {
   void CommitMmap(uint64_t offset) override { file_->Mapped(offset); }
 
  private:
-  CallFds::MakeEventFile Maker() {
-    return [this](UniqueFd fd, FileKind kind, uint64_t owner) {
-      return MakeEventFile(state_, file_->label(), std::move(fd), kind, owner);
-    };
-  }
-
   std::shared_ptr<Sentry::State> state_;
   HostDeviceFile host_;
   std::unique_ptr<UverbsFile> file_;  // serializes its own commands
@@ -173,9 +177,7 @@ class CmSentryFile final : public SentryFile {
   int host_fd() const override { return host_.fd(); }
 
   long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
-    CallFds fds(app.fds, [](UniqueFd, FileKind, uint64_t) -> std::shared_ptr<SentryFile> {
-      return nullptr;  // rdma_cm responses carry no new fds
-    });
+    CallFds fds(app.fds, state_, nullptr);
     return file_->Write(app.memory, fds, host_, buffer, length);
   }
 

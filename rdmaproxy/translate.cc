@@ -7,90 +7,109 @@
 
 namespace rxp::proxy {
 
+namespace {
+
+// Translates field `f` at `off` of the request at image offset `at` (a kind that needs it);
+// false stops the walk with `status` set.
+bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, size_t length,
+                    const abi::Field& f, size_t off, Result<void>& status) {
+  const auto bytes = t.image.bytes().subspan(at, length);
+  const uint64_t value = abi::ReadField(bytes, off, f.size);
+  switch (f.kind) {
+    case abi::FieldKind::kPinnedVa: {
+      if (!t.pin || value == 0) return true;
+      // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
+      // whole mappings, so asking for one byte finds the right one.
+      uint64_t len = 1;
+      size_t len_at = 0;
+      if (!f.length_field.empty())
+        if (const abi::Field* lf = layout.Locate(f.length_field, len_at))
+          len = abi::ReadField(bytes, len_at, lf->size);
+      auto host = t.memory.HostAddress(value, len);
+      if (!host) {
+        status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,
+                      f.name, value, len);
+        return false;
+      }
+      if (*host != value) t.image.WriteU64(at + off, *host);
+      return true;
+    }
+    case abi::FieldKind::kFdIn: {
+      const auto fd = static_cast<int32_t>(value);
+      if (fd < 0) return true;  // -1: none
+      auto host = t.resolve_fd(f, fd);
+      if (!host) {
+        status = std::move(host).error();
+        return false;
+      }
+      const auto h = static_cast<uint32_t>(*host);
+      std::memcpy(t.image.bytes().data() + at + off, &h, sizeof(h));
+      return true;
+    }
+    case abi::FieldKind::kUserPtr: {
+      if (value == 0) return true;
+      if (t.identity) {
+        // The kernel writes into the app's own buffer; a struct mminfo there (rxe
+        // MODIFY_SRQ's resized queue) still names an mmap offset the proxy must allow.
+        if (f.length_field.empty()) {
+          Produced p{Produced::What::kRxeMmapInfo};
+          p.place = {false, value, sizeof(mminfo)};
+          t.produced.push_back(p);
+        }
+        return true;
+      }
+      // A pointer the kernel copies from (rdma_cm SET_OPTION optval, with its length) or into
+      // (rxe MODIFY_SRQ mmap_info_addr: a struct mminfo): give it a copy / a bounce buffer.
+      if (!f.length_field.empty()) {
+        size_t len_at = 0;
+        const abi::Field* lf = layout.Locate(f.length_field, len_at);
+        const uint64_t len = abi::ReadField(bytes, len_at, lf->size);
+        if (len > 4096) {
+          status = Fail(EINVAL, "{}: {} of {} bytes is too large", t.what, f.name, len);
+          return false;
+        }
+        std::vector<std::byte> in(len);
+        if (auto r = t.memory.Read(value, in); !r) {
+          status = Fail(EFAULT, "{}: cannot read {} at {:#x}", t.what, f.name, value);
+          return false;
+        }
+        const size_t copy = t.image.Append(in);
+        t.image.PointTo(at + off, copy);
+        return true;
+      }
+      const size_t bounce = t.image.Reserve(sizeof(mminfo));
+      t.image.PointTo(at + off, bounce);
+      t.outputs.push_back({bounce, value, sizeof(mminfo), -1});
+      Produced p{Produced::What::kRxeMmapInfo};
+      p.place = {true, bounce, sizeof(mminfo)};
+      t.produced.push_back(p);
+      return true;
+    }
+    default:
+      return true;
+  }
+}
+
+}  // namespace
+
 Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
                              size_t length) {
   Result<void> status = Ok();
   abi::VisitFields(layout, 0, length, [&](const abi::Field& f, size_t off) -> bool {
-    // Most fields are plain values: only these kinds need translating.
-    if (f.kind != abi::FieldKind::kPinnedVa && f.kind != abi::FieldKind::kFdIn &&
-        f.kind != abi::FieldKind::kUserPtr)
-      return true;
-    const auto bytes = t.image.bytes().subspan(at, length);
-    const uint64_t value = abi::ReadField(bytes, off, f.size);
-    switch (f.kind) {
-      case abi::FieldKind::kPinnedVa: {
-        if (!t.pin || value == 0) return true;
-        // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
-        // whole mappings, so asking for one byte finds the right one.
-        uint64_t len = 1;
-        if (!f.length_field.empty())
-          if (const abi::Field* lf = layout.Find(f.length_field))
-            len = abi::ReadField(bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)),
-                                 lf->size);
-        auto host = t.memory.HostAddress(value, len);
-        if (!host) {
-          status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,
-                        f.name, value, len);
-          return false;
-        }
-        if (*host != value) t.image.WriteU64(at + off, *host);
-        return true;
-      }
-      case abi::FieldKind::kFdIn: {
-        const auto fd = static_cast<int32_t>(value);
-        if (fd < 0) return true;  // -1: none
-        auto host = t.resolve_fd(f, fd);
-        if (!host) {
-          status = std::move(host).error();
-          return false;
-        }
-        const auto h = static_cast<uint32_t>(*host);
-        std::memcpy(t.image.bytes().data() + at + off, &h, sizeof(h));
-        return true;
-      }
-      case abi::FieldKind::kUserPtr: {
-        if (value == 0) return true;
-        if (t.identity) {
-          // The kernel writes into the app's own buffer; a struct mminfo there (rxe
-          // MODIFY_SRQ's resized queue) still names an mmap offset the proxy must allow.
-          if (f.length_field.empty()) {
-            Produced p{Produced::What::kRxeMmapInfo};
-            p.place = {false, value, sizeof(mminfo)};
-            t.produced.push_back(p);
-          }
-          return true;
-        }
-        // A pointer the kernel copies from (rdma_cm SET_OPTION optval, with its length) or into
-        // (rxe MODIFY_SRQ mmap_info_addr: a struct mminfo): give it a copy / a bounce buffer.
-        if (!f.length_field.empty()) {
-          const abi::Field* lf = layout.Find(f.length_field);
-          const uint64_t len = abi::ReadField(
-              bytes, static_cast<size_t>(layout.OffsetOf(f.length_field)), lf->size);
-          if (len > 4096) {
-            status = Fail(EINVAL, "{}: {} of {} bytes is too large", t.what, f.name, len);
-            return false;
-          }
-          std::vector<std::byte> in(len);
-          if (auto r = t.memory.Read(value, in); !r) {
-            status = Fail(EFAULT, "{}: cannot read {} at {:#x}", t.what, f.name, value);
-            return false;
-          }
-          const size_t copy = t.image.Append(in);
-          t.image.PointTo(at + off, copy);
-          return true;
-        }
-        const size_t bounce = t.image.Reserve(sizeof(mminfo));
-        t.image.PointTo(at + off, bounce);
-        t.outputs.push_back({bounce, value, sizeof(mminfo), -1});
-        Produced p{Produced::What::kRxeMmapInfo};
-        p.place = {true, bounce, sizeof(mminfo)};
-        t.produced.push_back(p);
-        return true;
-      }
-      default:
-        return true;
-    }
+    // Most fields are plain values: only these kinds need translating. The test stays in the
+    // walk; the work is a call.
+    return !Translated(f.kind) || TranslateField(t, layout, at, length, f, off, status);
   });
+  return status;
+}
+
+Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
+                             size_t length, std::span<const abi::FieldAt> fields) {
+  Result<void> status = Ok();
+  for (const abi::FieldAt& f : fields) {
+    if (f.offset + f.field->size > length) continue;  // as VisitFields skips it
+    if (!TranslateField(t, layout, at, length, *f.field, f.offset, status)) break;
+  }
   return status;
 }
 

@@ -6,7 +6,10 @@
 
 #include <cstddef>
 #include <functional>
+#include <span>
+#include <vector>
 
+#include "abi/payload.h"
 #include "abi/result.h"
 #include "abi/schema.h"
 #include "rdmaproxy/command.h"
@@ -29,5 +32,18 @@ struct TranslateContext {
 // Translates every field of `layout` in image bytes [at, at + length).
 Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
                              size_t length);
+// The same over `fields` alone: TranslatedFields(layout), listed once by the caller.
+Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
+                             size_t length, std::span<const abi::FieldAt> fields);
+
+// Whether translating looks at fields of `kind` (pinned addresses, fds, user pointers).
+constexpr bool Translated(abi::FieldKind kind) {
+  return kind == abi::FieldKind::kPinnedVa || kind == abi::FieldKind::kFdIn ||
+         kind == abi::FieldKind::kUserPtr;
+}
+// The fields of `layout` TranslateFields looks at, in its order.
+inline std::vector<abi::FieldAt> TranslatedFields(const abi::Layout& layout) {
+  return abi::FieldsOf(layout, Translated);
+}
 
 }  // namespace rxp::proxy

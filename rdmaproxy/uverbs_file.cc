@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "abi/payload.h"
 #include "abi/trace_printer.h"
@@ -96,6 +98,42 @@ class AppPayloads final : public abi::PayloadSource {
   mutable std::vector<std::vector<std::byte>> cache_;
 };
 
+// What the command path takes from a legacy command's schema entry by name, looked up once per
+// command (the decoders' WriteCommand is an entry of abi::WriteCommands()).
+struct WriteFacts {
+  std::string invoke_name;  // "INVOKE_WRITE REG_MR"
+  int created_at = -1;      // the new object's handle in the response (wc.created)
+  int destroyed_at = -1;    // the destroyed object's handle in the request (wc.destroyed)
+  // The request's fields to look up (handles) and to translate (pinned addresses, fds, user
+  // pointers): a few of its fields, or none, instead of a walk over all of them.
+  std::vector<abi::FieldAt> handles;
+  std::vector<abi::FieldAt> translated;
+};
+
+const WriteFacts& FactsOf(const abi::WriteCommand& wc) {
+  struct Table {
+    const abi::WriteCommand* first;
+    std::vector<WriteFacts> facts;  // parallel to abi::WriteCommands()
+  };
+  static const Table table = [] {
+    Table t{abi::WriteCommands().data(), {}};
+    for (const abi::WriteCommand& c : abi::WriteCommands()) {
+      WriteFacts& f = t.facts.emplace_back();
+      f.invoke_name = fmt::format("INVOKE_WRITE {}", c.short_name);
+      if (c.creates != abi::kNoObject && c.response != nullptr)
+        f.created_at = c.response->OffsetOf(c.created);
+      if (c.destroys != abi::kNoObject && c.request != nullptr)
+        f.destroyed_at = c.request->OffsetOf(c.destroyed);
+      if (c.request != nullptr) {
+        f.handles = ObjectTable::HandleFields(*c.request);
+        f.translated = TranslatedFields(*c.request);
+      }
+    }
+    return t;
+  }();
+  return table.facts[static_cast<size_t>(&wc - table.first)];
+}
+
 // Where the kernel's output for PTR_OUT attribute `a` lands: its bounce buffer in the image
 // (sentry mode) or the app's own buffer.
 Place OutputPlace(const UverbsCommand& c, const abi::IoctlAttr& a) {
@@ -128,7 +166,8 @@ Result<int> UverbsFile::ResolveFd(FdBridge& fds, int app_fd, FileKind want) {
 
 Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
                                          size_t length, AppMemory& memory, FdBridge& fds,
-                                         bool pin_trans) {
+                                         bool pin_trans,
+                                         std::optional<std::span<const abi::FieldAt>> fields) {
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
                      c.short_name, {}};
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
@@ -137,7 +176,8 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
     return ResolveFd(fds, fd, f.name == "comp_channel" ? FileKind::kCompChannel
                                                         : FileKind::kOther);
   };
-  return rxp::proxy::TranslateFields(t, layout, at, length);
+  return fields ? rxp::proxy::TranslateFields(t, layout, at, length, *fields)
+                : rxp::proxy::TranslateFields(t, layout, at, length);
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -156,12 +196,8 @@ Result<void> UverbsFile::Reserve(UverbsCommand& c) {
 Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
   const abi::IoctlRequest& r = c.request;
   const abi::Method& m = *r.method;
-  if (r.write_command != nullptr) {
-    c.short_name.assign("INVOKE_WRITE ");
-    c.short_name.append(r.write_command->short_name);
-  } else {
-    c.short_name.assign(m.short_name);
-  }
+  const WriteFacts* facts = r.write_command != nullptr ? &FactsOf(*r.write_command) : nullptr;
+  c.short_name = facts != nullptr ? std::string_view(facts->invoke_name) : m.short_name;
 
   // Entry policy: the method, and for INVOKE_WRITE the legacy command it wraps.
   RXP_TRY(CheckEntry(engine_.policy(), m.policy, m.short_name, m.name));
@@ -296,35 +332,33 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   view.write_command = r.write_command;
   view.core = core_in;
   view.driver_in = driver_in;
-  view.attr_bytes = [&](uint16_t id) -> std::span<const std::byte> {
-    const abi::IoctlAttr* a = r.Find(id);
-    if (a == nullptr || !a->IsPointer()) return {};
-    auto b = copied.Read(a->data, a->len);
-    return b ? *b : std::span<const std::byte>();
-  };
+  view.inputs = &copied;
   RXP_TRY(CheckContent(engine_.policy(), view));
 
   // INVOKE_WRITE: validate and translate the legacy request like a write() body.
   if (const abi::WriteCommand* wc = r.write_command) {
     RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
-    RXP_TRY(objects_.CheckHandles(*wc->request, core_in, c.short_name));
+    if (!facts->handles.empty())
+      RXP_TRY(objects_.CheckHandles(facts->handles, core_in, c.short_name));
     const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
                            (abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                             abi::kMrReregTrans) != 0;
-    RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds, pin_trans));
+    if (!facts->translated.empty())
+      RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds,
+                              pin_trans, facts->translated));
     const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
     if (wc->creates != abi::kNoObject && core_out != nullptr) {
       c.creates = wc->creates;
       const bool fd_object = abi::FindObject(wc->creates)->fd_object;
       Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
       p.place = OutputPlace(c, *core_out);
-      p.offset = static_cast<uint32_t>(wc->response->OffsetOf(wc->created));
+      p.offset = static_cast<uint32_t>(facts->created_at);
       p.fd_kind = FdKindOf(wc->creates);
       c.produced.push_back(p);
     }
     if (wc->destroys != abi::kNoObject)
       c.destroys = static_cast<uint32_t>(
-          abi::ReadField(core_in, static_cast<size_t>(wc->request->OffsetOf(wc->destroyed)), 4));
+          abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4));
     if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) c.creates_context = true;
     if (wc->command == IB_USER_VERBS_CMD_REG_MR)
       c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_reg_mr, length), 8);
@@ -464,7 +498,8 @@ Result<void> UverbsFile::BeginIoctlAs(AppMemory& memory, FdBridge& fds, uint64_t
 Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
   const abi::WriteRequest& w = *c.write;
   const abi::WriteCommand& wc = *w.command;
-  c.short_name.assign(wc.short_name);
+  const WriteFacts& facts = FactsOf(wc);
+  c.short_name = wc.short_name;
   RXP_TRY(CheckEntry(engine_.policy(), wc.policy, wc.short_name, wc.name));
   CommandView view;
   view.driver = device_.driver;
@@ -472,7 +507,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   view.core = w.core;
   view.driver_in = w.driver;
   RXP_TRY(CheckContent(engine_.policy(), view));
-  RXP_TRY(objects_.CheckHandles(*wc.request, w.core, c.short_name));
+  if (!facts.handles.empty()) RXP_TRY(objects_.CheckHandles(facts.handles, w.core, c.short_name));
 
   const size_t base = c.image.Append(c.write_raw);
   const size_t core_at = base + static_cast<size_t>(w.core.data() - c.write_raw.data());
@@ -480,7 +515,9 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   const bool pin_trans = wc.command != IB_USER_VERBS_CMD_REREG_MR ||
                          (abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                           abi::kMrReregTrans) != 0;
-  RXP_TRY(TranslateFields(c, *wc.request, core_at, w.core.size(), memory, fds, pin_trans));
+  if (!facts.translated.empty())
+    RXP_TRY(TranslateFields(c, *wc.request, core_at, w.core.size(), memory, fds, pin_trans,
+                            facts.translated));
   const abi::DriverPayload* dp = wc.drivers.For(device_.driver);
   if (!w.driver.empty()) {
     const abi::Layout* layout =
@@ -508,7 +545,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     const bool fd_object = abi::FindObject(wc.creates)->fd_object;
     Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
     p.place = resp;
-    p.offset = static_cast<uint32_t>(wc.response->OffsetOf(wc.created));
+    p.offset = static_cast<uint32_t>(facts.created_at);
     p.fd_kind = FdKindOf(wc.creates);
     c.produced.push_back(p);
   }
@@ -522,7 +559,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   }
   if (wc.destroys != abi::kNoObject)
     c.destroys = static_cast<uint32_t>(
-        abi::ReadField(w.core, static_cast<size_t>(wc.request->OffsetOf(wc.destroyed)), 4));
+        abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
   if (wc.command == IB_USER_VERBS_CMD_REG_MR)
     c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
@@ -676,13 +713,13 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
   Settle(c, result, image_after, memory, fds);
   long app_result = result;
   if (result >= 0) {
-    // New fds: make them the app's and rewrite where the app reads them.
-    std::vector<std::byte>& attrs_after = attrs_after_;
-    attrs_after.clear();
+    // New fds: make them the app's and rewrite where the app reads them. The image's attribute
+    // array as the kernel left it is read and rewritten where it is (the image is not used
+    // after Complete).
+    std::span<std::byte> attrs_after;
     if (c.kind == UverbsCommand::Kind::kIoctl) {
       const size_t n = c.request.num_attrs - c.request.num_dropped;
-      attrs_after.assign(image_after.begin() + static_cast<long>(c.image_attrs_at),
-                         image_after.begin() + static_cast<long>(c.image_attrs_at + kAttr * n));
+      attrs_after = image_after.subspan(c.image_attrs_at, kAttr * n);
     }
     for (const Produced& p : c.produced) {
       if (p.what != Produced::What::kFd) continue;
@@ -722,24 +759,26 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
       (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
     }
     // The attribute array back to the app: the kernel's flags and new ids / fds, the app's own
-    // data words everywhere else (it must never see a proxy pointer or a host fd). One write
-    // of the whole array, and none when the kernel changed nothing in it.
+    // data words everywhere else (it must never see a proxy pointer or a host fd). The app's
+    // copy in c.raw is patched in place (nothing reads it after Complete); one write of the
+    // whole array, and none when the kernel changed nothing in it.
     if (c.kind == UverbsCommand::Kind::kIoctl && c.request.num_attrs != 0) {
-      const auto attrs = std::span(c.raw).subspan(sizeof(abi::IoctlHeader),
-                                                  kAttr * c.request.num_attrs);
-      std::vector<std::byte>& back = attrs_back_;
-      back.assign(attrs.begin(), attrs.end());
+      const auto back = std::span(c.raw).subspan(sizeof(abi::IoctlHeader),
+                                                 kAttr * c.request.num_attrs);
+      bool changed = false;
       for (const abi::IoctlAttr& a : c.request.Attrs()) {
         const int k = c.image_attr[a.index];
         if (k < 0) continue;
         ib_uverbs_attr mine = AttrAt(back, kAttr * a.index);
         const ib_uverbs_attr after = AttrAt(attrs_after, kAttr * static_cast<size_t>(k));
+        const bool new_data = a.spec->access == abi::Access::kNew && mine.data != after.data;
+        if (mine.flags == after.flags && !new_data) continue;
         mine.flags = after.flags;
-        if (a.spec->access == abi::Access::kNew) mine.data = after.data;
+        if (new_data) mine.data = after.data;
         std::memcpy(back.data() + kAttr * a.index, &mine, sizeof(mine));
+        changed = true;
       }
-      if (!std::equal(back.begin(), back.end(), attrs.begin()))
-        (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader), back);
+      if (changed) (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader), back);
     }
     if (c.kind == UverbsCommand::Kind::kWrite) app_result = static_cast<long>(c.app_length);
   }
@@ -782,15 +821,16 @@ void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
   Refuse(why, static_cast<int>(Refusal::kState));
 }
 
+// Sentry mode forwards the command's own image, relocated where it is: it lives in this
+// process, which is where the kernel reads it.
 long UverbsFile::Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg) {
   std::lock_guard lock(mutex_);
   if (auto begun = BeginIoctl(memory, fds, arg, command_); !begun) return -begun.error().errnum;
-  forward_.resize(command_.image.size());
-  const auto base = reinterpret_cast<uint64_t>(forward_.data());
-  command_.image.RelocateInto(forward_, base);
-  auto r = host.Ioctl(RDMA_VERBS_IOCTL, forward_.data());
+  const std::span<std::byte> image = command_.image.RelocateInPlace();
+  auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data());
   const long result = r ? *r : -r.error().errnum;
-  return Complete(command_, result, forward_, base, memory, fds);
+  return Complete(command_, result, image, reinterpret_cast<uint64_t>(image.data()), memory,
+                  fds);
 }
 
 namespace {
@@ -858,12 +898,11 @@ long UverbsFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint6
   std::lock_guard lock(mutex_);
   if (auto begun = BeginWrite(memory, fds, buffer, length, command_); !begun)
     return -begun.error().errnum;
-  forward_.resize(command_.image.size());
-  const auto base = reinterpret_cast<uint64_t>(forward_.data());
-  command_.image.RelocateInto(forward_, base);
-  auto r = host.Write(forward_.data(), command_.write_raw.size());
+  const std::span<std::byte> image = command_.image.RelocateInPlace();
+  auto r = host.Write(image.data(), command_.write_raw.size());
   const long result = r ? *r : -r.error().errnum;
-  return Complete(command_, result, forward_, base, memory, fds);
+  return Complete(command_, result, image, reinterpret_cast<uint64_t>(image.data()), memory,
+                  fds);
 }
 
 Result<void> UverbsFile::CheckMmap(uint64_t offset, uint64_t length, int prot) {
@@ -886,7 +925,8 @@ void UverbsFile::Mapped(uint64_t offset) {
 void UverbsFile::Closed() {
   if (closed_) return;
   closed_ = true;
-  for (const auto& [handle, o] : objects_.all()) engine_.usage().Release(o.type, o.pinned);
+  objects_.ForEach(
+      [&](uint32_t, const TrackedObject& o) { engine_.usage().Release(o.type, o.pinned); });
   if (has_context_) engine_.usage().Release(UVERBS_OBJECT_DEVICE, 0);
 }
 

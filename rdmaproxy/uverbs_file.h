@@ -21,6 +21,7 @@
 #include <span>
 #include <string>
 
+#include "abi/payload.h"
 #include "abi/result.h"
 #include "abi/schema.h"
 #include "rdmaproxy/command.h"
@@ -96,8 +97,11 @@ class UverbsFile {
                            UverbsCommand& command, bool as_forwarder);
   Result<void> BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
   Result<void> BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
+  // Translates the request `layout` at image offset `at`: all of its fields, or only
+  // `fields` when the caller listed the ones to translate (abi::FieldsOf).
   Result<void> TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
-                               size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans);
+                               size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans,
+                               std::optional<std::span<const abi::FieldAt>> fields = {});
   Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
@@ -113,13 +117,10 @@ class UverbsFile {
   bool has_context_ = false;
   bool closed_ = false;
 
-  // Sentry mode: one command and one forward buffer reused by every call (under the lock),
-  // and Complete's copy of the attribute array.
+  // Sentry mode: one command reused by every call (under the lock); its image is what the
+  // kernel reads.
   std::mutex mutex_;
   UverbsCommand command_;
-  std::vector<std::byte> forward_;
-  std::vector<std::byte> attrs_after_;
-  std::vector<std::byte> attrs_back_;
 };
 
 }  // namespace rxp::proxy
