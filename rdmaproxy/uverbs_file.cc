@@ -885,12 +885,10 @@ std::optional<long> UverbsFile::IoctlAsForwarder(AppMemory& memory, HostDevice& 
     if (command_.needs_app) return std::nullopt;
     return -begun.error().errnum;
   }
-  forward_.resize(command_.image.size());
-  const auto base = reinterpret_cast<uint64_t>(forward_.data());
-  command_.image.RelocateInto(forward_, base);
-  auto r = host.Ioctl(RDMA_VERBS_IOCTL, forward_.data());
+  const std::span<std::byte> image = command_.image.RelocateInPlace();
+  auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data());
   const long result = r ? *r : -r.error().errnum;
-  return Complete(command_, result, forward_, base, app, fds);
+  return Complete(command_, result, image, reinterpret_cast<uint64_t>(image.data()), app, fds);
 }
 
 long UverbsFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
