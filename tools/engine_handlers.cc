@@ -209,7 +209,7 @@ std::string CredentialLines(const std::string& pid) {
 // the caller's capabilities (CAP_NET_RAW for raw-packet QPs and flows), and those must be
 // judged on the program's credentials.
 Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd) {
-  const std::string self = CredentialLines("self");
+  static const std::string self = CredentialLines("self");  // the tracer's do not change
   if (self.empty() || self != CredentialLines(std::to_string(tgid)))
     return Fail(EPERM, "the tracer's credentials differ from process {}'s", tgid);
   UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, tgid, 0)));
