@@ -15,31 +15,32 @@ Result<long> SyscallInjector::Run(long nr, const std::array<uint64_t, 6>& args) 
   if (death_status_) return Fail(ESRCH, "thread {} is gone", tid_);
   Regs regs = base_;
   for (int i = 0; i < 6; ++i) regs.set_arg(i, args[static_cast<size_t>(i)]);
-  Want first;
   if (at_ == At::kSeccompStop && runs_ == 0) {
     // Replace the syscall about to run. The kernel re-reads orig_rax and re-runs the filter
     // on the new registers after the stop (__seccomp_filter, recheck_after_trace).
     regs.set_syscall_nr(nr);
-    first = Want::kExit;
   } else {
     regs.RewindToSyscall(nr);
-    first = Want::kEntry;
   }
   RXP_TRY(regs.Set(tid_));
-  RXP_TRY(ResumeUntil(first));
-  if (first == Want::kEntry) RXP_TRY(ResumeUntil(Want::kExit));
+  RXP_TRY(StepOverSyscall());
   ++runs_;
   auto after = Regs::Get(tid_);
   if (!after.ok()) return std::move(after).error();
   return after->result();
 }
 
-// PTRACE_SYSCALL until the thread reaches the wanted syscall stop.
-Result<void> SyscallInjector::ResumeUntil(Want want) {
+// PTRACE_SINGLESTEP over the `syscall` instruction: the call runs with no syscall-entry stop,
+// and a single-stepped syscall is reported once, at its exit, as a SIGTRAP with TRAP_BRKPT
+// (syscall_exit_work -> ptrace_report_syscall_exit(regs, step) -> user_single_step_report),
+// which is discarded by not passing it on. One stop per injected call instead of two
+// (PTRACE_SYSCALL's entry and exit stops). The next PTRACE_CONT or PTRACE_SYSCALL of the
+// thread turns single-stepping off again (user_disable_single_step clears the forced TF).
+Result<void> SyscallInjector::StepOverSyscall() {
   int sig = 0;
   for (;;) {
-    if (ptrace(PTRACE_SYSCALL, tid_, nullptr, sig) != 0)
-      return Fail(errno, "PTRACE_SYSCALL({}) while injecting: {}", tid_, std::strerror(errno));
+    if (ptrace(PTRACE_SINGLESTEP, tid_, nullptr, sig) != 0)
+      return Fail(errno, "PTRACE_SINGLESTEP({}) while injecting: {}", tid_, std::strerror(errno));
     sig = 0;
     int status = 0;
     pid_t got;
@@ -54,18 +55,15 @@ Result<void> SyscallInjector::ResumeUntil(Want want) {
     if (!WIFSTOPPED(status)) continue;
     const int stopsig = WSTOPSIG(status);
     const int event = status >> 16;
-    if (stopsig == (SIGTRAP | 0x80)) {
-      auto info = GetSyscallInfo(tid_);
-      if (!info.ok()) return std::move(info).error();
-      const bool at_exit = info->op == PTRACE_SYSCALL_INFO_EXIT;
-      if (at_exit == (want == Want::kExit)) return Ok();
-      continue;  // the other kind of syscall stop: keep going
+    // Dying (SIGKILL, another thread's exit_group): let it go and collect the status. A
+    // seccomp stop of the injected call, a group-stop: step on.
+    if (event != 0) continue;
+    if (stopsig == (SIGTRAP | 0x80)) continue;  // a syscall stop: not asked for, step on
+    if (stopsig == SIGTRAP) {
+      siginfo_t info{};
+      if (ptrace(PTRACE_GETSIGINFO, tid_, nullptr, &info) == 0 && info.si_code == TRAP_BRKPT)
+        return Ok();  // the step report: the call has run
     }
-    if (event == PTRACE_EVENT_EXIT) {
-      // Dying (SIGKILL, or another thread's exit_group): let it go and collect the status.
-      continue;
-    }
-    if (event != 0) continue;  // seccomp stop of the injected call, group-stop: go on
     // A signal-delivery stop: hold the signal back until the thread has its registers again.
     if (deferred_ != nullptr) deferred_->push_back(stopsig);
   }

@@ -6,16 +6,18 @@
 //
 // Two starting points (research §4.4):
 //   * a seccomp stop (syscall entry, not yet run): the pending syscall is replaced by the first
-//     injected one (orig_rax and the argument registers), and PTRACE_SYSCALL leads to its exit
-//     stop. The original syscall is lost; the caller replays it afterwards (Regs::RewindToSyscall
-//     on the saved registers), which makes the thread issue it again — through the filter, so
-//     the harness sees a fresh seccomp stop for it.
+//     injected one (orig_rax and the argument registers). The original syscall is lost; the
+//     caller replays it afterwards (Regs::RewindToSyscall on the saved registers), which makes
+//     the thread issue it again — through the filter, so the harness sees a fresh seccomp stop
+//     for it.
 //   * a syscall-exit stop: ip is rewound onto the `syscall` instruction with rax = the injected
-//     number, and PTRACE_SYSCALL runs it: an entry stop, maybe a seccomp stop (injected calls
-//     pass through the filter like any other; a TRACE verdict is simply continued), then its
-//     exit stop.
-// After the last Run the thread sits at an exit stop with meaningless registers; the caller
-// must install the registers it wants before resuming it.
+//     number.
+// Either way PTRACE_SINGLESTEP runs it, and the thread stops once, after it (the kernel reports
+// a single-stepped syscall at its exit with a SIGTRAP, which is discarded); a seccomp stop of
+// the injected call (calls pass through the filter like any other) is simply stepped on.
+// After the last Run the thread sits in that stop with meaningless registers; the caller must
+// install the registers it wants before resuming it (with PTRACE_CONT or PTRACE_SYSCALL, which
+// end single-stepping).
 //
 // Injection waits for this one thread (waitpid(tid, __WALL)); other tracees' events stay
 // queued in the kernel for the main loop. Signals that arrive meanwhile are held back (the
@@ -52,8 +54,7 @@ class SyscallInjector {
   const std::optional<int>& death_status() const { return death_status_; }
 
  private:
-  enum class Want { kEntry, kExit };
-  Result<void> ResumeUntil(Want want);
+  Result<void> StepOverSyscall();
 
   pid_t tid_;
   Regs base_;
