@@ -25,6 +25,8 @@ namespace rxp::sysfs {
 
 struct MaterializeOptions {
   bool replace_existing = false;
+  // Writing threads, the caller's included: 0 is min(hardware threads, 4); at most 8.
+  unsigned threads = 0;
 };
 
 struct MaterializeStats {
