@@ -13,7 +13,6 @@
 #include <fstream>
 #include <future>
 #include <map>
-#include <tuple>
 
 #include "sysfs/disk_fs.h"
 #include "sysfs/snapshot_reader.h"
