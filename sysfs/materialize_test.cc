@@ -6,8 +6,13 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
+#include <map>
 
 #include "sysfs/disk_fs.h"
 #include "sysfs/snapshot_reader.h"
@@ -109,6 +114,123 @@ TEST_CASE("Materialize refuses to overwrite, and never writes through links") {
   CHECK(fs::is_directory(fs::symlink_status(tmp / "out/devices")));
   // Rendering again over a rendered tree (read-only files) works with --force.
   REQUIRE(Materialize(tree, tmp / "out", force).ok());
+}
+
+// What a rendered tree holds, by path: type, permission bits, content or link target, inode.
+struct Entry {
+  fs::file_type type;
+  fs::perms perms;
+  std::string data;
+  ino_t ino;
+};
+std::map<std::string, Entry> Walk(const std::string& root) {
+  std::map<std::string, Entry> out;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+    auto st = it->symlink_status();
+    struct stat raw {};
+    REQUIRE(::lstat(it->path().c_str(), &raw) == 0);
+    Entry e{st.type(), st.permissions(), {}, raw.st_ino};
+    if (st.type() == fs::file_type::regular) e.data = Slurp(it->path());
+    if (st.type() == fs::file_type::symlink) e.data = fs::read_symlink(it->path()).string();
+    out.emplace(it->path().lexically_relative(root).string(), std::move(e));
+  }
+  return out;
+}
+
+size_t OpenFds() {
+  size_t n = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+  return n;
+}
+
+// Materialize on a thread of its own: a writer that never finishes fails the run instead of
+// hanging it.
+Result<MaterializeStats> MaterializeWithDeadline(const Tree& tree, const std::string& dir, unsigned threads) {
+  MaterializeOptions options;
+  options.threads = threads;
+  auto done = std::async(std::launch::async, [&] { return Materialize(tree, dir, options); });
+  if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+    std::fprintf(stderr, "Materialize(threads=%u) did not return within 60 s\n", threads);
+    std::abort();
+  }
+  return done.get();
+}
+
+TEST_CASE("One writer and four write the same tree") {
+  // Large enough that subtrees are handed between writers (Pool::kHandOffFrom).
+  Tree tree = Synthesize(testing::SyntheticHost(40)).value();
+  REQUIRE(tree.size() > 5000);
+  TempDir tmp;
+  size_t fds = OpenFds();
+  auto one = MaterializeWithDeadline(tree, tmp / "one", 1);
+  auto four = MaterializeWithDeadline(tree, tmp / "four", 4);
+  REQUIRE(one.ok());
+  REQUIRE(four.ok());
+  CHECK(OpenFds() == fds);  // no directory or link-source fd left behind
+  CHECK(one->dirs == four->dirs);
+  CHECK(one->files == four->files);
+  CHECK(one->links == four->links);
+  CHECK(four->dirs + four->files + four->links + 1 == tree.size());
+
+  auto a = Walk(tmp / "one");
+  auto b = Walk(tmp / "four");
+  CHECK(a.size() + 1 == tree.size());
+  REQUIRE(a.size() == b.size());
+  for (const auto& [path, entry] : a) {
+    auto it = b.find(path);
+    INFO(path);
+    REQUIRE(it != b.end());
+    CHECK(it->second.type == entry.type);
+    CHECK(it->second.perms == entry.perms);
+    CHECK(it->second.data == entry.data);
+  }
+  // Hard links join only files of equal content and mode, and repeated content is linked.
+  for (const auto* tree_walk : {&a, &b}) {
+    std::map<ino_t, const Entry*> by_inode;
+    size_t regular = 0;
+    for (const auto& [path, entry] : *tree_walk) {
+      if (entry.type != fs::file_type::regular) continue;
+      ++regular;
+      auto [it, fresh] = by_inode.emplace(entry.ino, &entry);
+      INFO(path);
+      if (!fresh) {
+        CHECK(it->second->data == entry.data);
+        CHECK(it->second->perms == entry.perms);
+      }
+    }
+    CHECK(by_inode.size() * 4 < regular);
+  }
+}
+
+TEST_CASE("A write that fails stops every writer and is the error returned") {
+  // Forty subtrees of 300 files; some hold a link whose target the kernel refuses
+  // (ENAMETOOLONG: longer than PATH_MAX, though every component is fine for the tree).
+  Tree tree;
+  std::string too_long;
+  while (too_long.size() < 5000) too_long += "a/";
+  too_long += "a";
+  for (int i = 0; i < 40; ++i) {
+    NodeId sub = tree.Mkdir(Tree::kRoot, fmt::format("d{}", i)).value();
+    if (i % 10 == 3) REQUIRE(tree.AddSymlink(sub, "bad", too_long).ok());
+    for (int f = 0; f < 300; ++f) REQUIRE(tree.AddFile(sub, fmt::format("f{}", f), fmt::format("{}\n", f % 7)).ok());
+  }
+  for (unsigned threads : {1u, 2u, 4u}) {
+    INFO("threads " << threads);
+    TempDir tmp;
+    size_t fds = OpenFds();
+    auto r = MaterializeWithDeadline(tree, tmp / "sys", threads);
+    REQUIRE_FALSE(r.ok());
+    // The kernel's error, not the ECANCELED of a writer that was stopped.
+    CHECK(r.error().errnum == ENAMETOOLONG);
+    CHECK_THAT(r.error().reason, Catch::StartsWith("symlink /sys/d") && Catch::Contains("/bad: "));
+    CHECK(OpenFds() == fds);  // queued directories and link sources are closed on failure too
+    if (threads == 1) {
+      // One writer stops at the first failure: nothing of d3 after the link, nothing after d3.
+      CHECK(fs::exists(tmp / "sys/d2/f299"));
+      CHECK(fs::is_empty(tmp / "sys/d3"));
+      CHECK_FALSE(fs::exists(tmp / "sys/d4"));
+    }
+  }
 }
 
 }  // namespace
