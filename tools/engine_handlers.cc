@@ -284,7 +284,7 @@ class UverbsHandler final : public EngineFileHandler {
       return EntryDecision::Emulate(-ENOTTY);
     }
     TraceeAppMemory memory(tracee.memory(), call.tgid);
-    if (auto issued = IssueFromTracer(call, tracee, memory)) return EntryDecision::Emulate(*issued);
+    if (auto issued = IssueFromTracer(call, memory)) return EntryDecision::Emulate(*issued);
     return Begin(call, tracee, memory, /*ioctl=*/true);
   }
 
@@ -293,8 +293,7 @@ class UverbsHandler final : public EngineFileHandler {
   // them on its own descriptor of the file and answers the program's syscall at its entry --
   // one stop instead of two, no scratch slot, and nothing the program's other threads could
   // change while the kernel reads it. The rest (pinning, fds, the ucontext) return nullopt.
-  std::optional<long> IssueFromTracer(const SyscallView& call, TraceeAccess& tracee,
-                                      TraceeAppMemory& memory) {
+  std::optional<long> IssueFromTracer(const SyscallView& call, TraceeAppMemory& memory) {
     if (!factory_.tracer_issues() || tracer_copy_failed_) return std::nullopt;
     if (!tracer_copy_.valid()) {
       auto copy = TracerCopyOf(call.tgid, call.fd);
