@@ -40,10 +40,18 @@
 
 #include "abi/testing/request_builder.h"
 #include "rdmaproxy/rdmaproxy.h"
+#include "tests/bench/sentry_bench_app.h"
 
 namespace {
 
 using rxp::abi::testing::IoctlBuilder;
+using rxp_bench::App;
+using rxp_bench::Die;
+using rxp_bench::GetContext;
+using rxp_bench::Issuer;
+using rxp_bench::Median;
+using rxp_bench::NowNs;
+using rxp_bench::TimeIoctl;
 
 // ---- the fake device --------------------------------------------------------------------
 
@@ -169,78 +177,6 @@ extern "C" ssize_t write(int fd, const void* buffer, size_t length) {
 
 namespace {
 
-[[noreturn]] void Die(const char* what, long r) {
-  std::fprintf(stderr, "rxp_sentry_native_bench: %s: %s (%s)\n", what,
-               r < 0 ? strerrorname_np(static_cast<int>(-r)) : "?", rxp_last_error());
-  std::exit(1);
-}
-
-uint64_t NowNs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
-
-uint64_t Median(std::vector<uint64_t> v) {
-  std::nth_element(v.begin(), v.begin() + static_cast<long>(v.size() / 2), v.end());
-  return v[v.size() / 2];
-}
-
-// App memory as rxp_sentry_bench has it: a memfd mapped twice.
-struct App {
-  static constexpr size_t kSize = 1 << 20;
-  unsigned char* app = nullptr;
-  unsigned char* host = nullptr;
-  std::map<int, rxp_file*> fds;
-  int next_fd = 3;
-  App() {
-    const int fd = memfd_create("rxp-sentry-native-bench", MFD_CLOEXEC);
-    if (fd < 0 || ftruncate(fd, kSize) != 0) Die("memfd", -errno);
-    host = static_cast<unsigned char*>(mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    app = static_cast<unsigned char*>(mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
-    close(fd);
-    if (host == MAP_FAILED || app == MAP_FAILED) Die("mmap", -errno);
-  }
-  bool In(uint64_t a, uint64_t n) const {
-    const auto base = reinterpret_cast<uint64_t>(app);
-    return a >= base && n <= kSize && a - base <= kSize - n;
-  }
-  unsigned char* Host(uint64_t a) { return host + (a - reinterpret_cast<uint64_t>(app)); }
-};
-App& Of(void* p) { return *static_cast<App*>(p); }
-int ReadMem(void* p, uint64_t a, void* b, size_t n) {
-  if (!Of(p).In(a, n)) return -EFAULT;
-  std::memcpy(b, Of(p).Host(a), n);
-  return 0;
-}
-int WriteMem(void* p, uint64_t a, const void* b, size_t n) {
-  if (!Of(p).In(a, n)) return -EFAULT;
-  std::memcpy(Of(p).Host(a), b, n);
-  return 0;
-}
-int HostAddr(void* p, uint64_t a, uint64_t n, uint64_t* h) {
-  if (!Of(p).In(a, n)) return -EFAULT;
-  *h = reinterpret_cast<uint64_t>(Of(p).Host(a));
-  return 0;
-}
-int Resolve(void* p, int fd, rxp_fd_target* t) {
-  auto it = Of(p).fds.find(fd);
-  if (it == Of(p).fds.end()) return -EBADF;
-  *t = {it->second, -1, RXP_FILE_OTHER};
-  return 0;
-}
-int Install(void* p, rxp_file* f) {
-  Of(p).fds[Of(p).next_fd] = f;
-  return Of(p).next_fd++;
-}
-
-// One way of issuing commands: directly on the fake device's fd, or through a sentry file.
-struct Issuer {
-  std::function<long(void* cmd)> ioctl;
-  std::function<long(void* buf, size_t len)> write;
-  unsigned char* scratch;  // where commands and outputs live (an app address in sentry mode)
-};
-
 // The commands measured, one sample per call.
 enum Command { kQueryPort, kAllocPd, kPdDestroy, kRegMr, kMrDestroy, kCommands };
 constexpr const char* kNames[kCommands] = {
@@ -249,15 +185,6 @@ constexpr const char* kNames[kCommands] = {
 constexpr uint32_t kDriver = RDMA_DRIVER_RXE;
 using Samples = std::vector<uint64_t>[kCommands];
 
-uint64_t TimeIoctl(Issuer& is, const IoctlBuilder& b, const char* what) {
-  const auto bytes = b.Build();
-  std::memcpy(is.scratch, bytes.data(), bytes.size());
-  const uint64_t t0 = NowNs();
-  const long r = is.ioctl(is.scratch);
-  const uint64_t t1 = NowNs();
-  if (r < 0) Die(what, r);
-  return t1 - t0;
-}
 
 uint32_t U32At(const unsigned char* p) {
   uint32_t v;
@@ -265,15 +192,6 @@ uint32_t U32At(const unsigned char* p) {
   return v;
 }
 
-void GetContext(Issuer& is) {
-  auto* resp = reinterpret_cast<ib_uverbs_get_context_resp*>(is.scratch + 512);
-  ib_uverbs_get_context cmd{};
-  cmd.response = reinterpret_cast<uint64_t>(resp);
-  auto buf = rxp::abi::testing::LegacyWrite(IB_USER_VERBS_CMD_GET_CONTEXT, cmd, {},
-                                            sizeof(*resp) / 4);
-  std::memcpy(is.scratch, buf.data(), buf.size());
-  if (long r = is.write(is.scratch, buf.size()); r < 0) Die("GET_CONTEXT", r);
-}
 
 // The commands in three groups, each run `iterations` times per round as rxp_sentry_bench
 // issues them: QUERY_PORT; ALLOC_PD + PD.DESTROY; REG_MR + MR.DESTROY (on one PD).
@@ -318,20 +236,8 @@ void Mr(Issuer& is, int iterations, Samples& t) {
   const uint32_t pd = U32At(is.scratch + 1024);
   const auto buffer = reinterpret_cast<uint64_t>(is.scratch + 65536);
   for (int i = 0; i < iterations; ++i) {
-    ib_uverbs_reg_mr cmd{};
-    cmd.response = reinterpret_cast<uint64_t>(is.scratch + 1024);
-    cmd.start = buffer;
-    cmd.length = 65536;
-    cmd.hca_va = buffer;
-    cmd.pd_handle = pd;
-    cmd.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE;
-    auto w = rxp::abi::testing::LegacyWrite(IB_USER_VERBS_CMD_REG_MR, cmd, {},
-                                            sizeof(ib_uverbs_reg_mr_resp) / 4);
-    std::memcpy(is.scratch, w.data(), w.size());
-    const uint64_t t0 = NowNs();
-    const long r = is.write(is.scratch, w.size());
-    t[kRegMr].push_back(NowNs() - t0);
-    if (r < 0) Die("REG_MR", r);
+    t[kRegMr].push_back(rxp_bench::TimeRegMr(is, pd, buffer, 65536,
+                                             reinterpret_cast<uint64_t>(is.scratch + 1024)));
     t[kMrDestroy].push_back(Destroy(is, UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY,
                                     UVERBS_ATTR_DESTROY_MR_HANDLE, U32At(is.scratch + 1024)));
   }
@@ -360,7 +266,7 @@ int main(int argc, char** argv) {
   }
   App app;
   rxp_config* config = nullptr;
-  const rxp_app_ops ops{sizeof(rxp_app_ops), ReadMem, WriteMem, HostAddr, Resolve, Install};
+  const rxp_app_ops ops = App::Ops();
   if (int r = rxp_config_create(&config); r) Die("config", r);
   if (int r = rxp_config_set_app_ops(config, &ops); r) Die("config", r);
   // rxe, as in the VM test bed; the driver id is given, so no netlink is needed.
@@ -375,24 +281,8 @@ int main(int argc, char** argv) {
   fake_fds[1] = open("/dev/null", O_RDWR | O_CLOEXEC);
   if (fake_fds[1] < 0) Die("open /dev/null", -errno);
 
-  auto* direct_scratch = static_cast<unsigned char*>(
-      mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
-  Issuer direct{[&](void* c) -> long {
-                  const int r = ioctl(fake_fds[1], RDMA_VERBS_IOCTL, c);
-                  return r < 0 ? -errno : r;
-                },
-                [&](void* b, size_t len) -> long {
-                  const ssize_t r = write(fake_fds[1], b, len);
-                  return r < 0 ? -errno : r;
-                },
-                direct_scratch};
-  Issuer proxied{[&](void* c) -> long {
-                   return rxp_ioctl(file, &app, RDMA_VERBS_IOCTL, reinterpret_cast<uint64_t>(c));
-                 },
-                 [&](void* b, size_t len) -> long {
-                   return rxp_write(file, &app, reinterpret_cast<uint64_t>(b), len);
-                 },
-                 app.app};
+  Issuer direct = rxp_bench::DirectIssuer(fake_fds[1]);
+  Issuer proxied = rxp_bench::SentryIssuer(file, app);
   GetContext(direct);
   GetContext(proxied);
 
