@@ -199,7 +199,9 @@ std::string FormatIoctl(std::string_view file, const IoctlRequest& r, const Devi
     }
     if (spec.layout == nullptr && a.len <= 8 && bytes) {
       uint64_t v = 0;
-      std::memcpy(&v, bytes->data(), bytes->size() < 8 ? bytes->size() : 8);
+      // An empty output (the kernel wrote nothing) may have no storage: memcpy's source must
+      // not be null even for zero bytes.
+      if (!bytes->empty()) std::memcpy(&v, bytes->data(), bytes->size() < 8 ? bytes->size() : 8);
       Sep(outs, ofirst);
       outs += fmt::format("{}={}", spec.short_name, ScalarValue(spec, v));
       continue;

@@ -73,6 +73,42 @@ TEST_CASE("QP.CREATE prints its inputs and, after the call, its outputs", "[prin
         "max_inline_data=0} qpn=0x11}");
 }
 
+// App memory where an empty read has no storage at all (a zero-length vector's data()).
+class NullEmptyMemory final : public PayloadSource {
+ public:
+  std::optional<std::span<const std::byte>> Read(uint64_t, size_t len) const override {
+    if (len == 0) return std::span<const std::byte>();
+    return std::nullopt;
+  }
+};
+
+// Found by fuzz.engine (UBSan: memcpy from a null source): a zero-length output attribute
+// printed after a successful call.
+TEST_CASE("a zero-length output prints without reading from its (absent) storage",
+          "[printer]") {
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_TABLE, RDMA_DRIVER_RXE);
+  b.Inline(UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE, 32, 8)
+      .Pointer(UVERBS_ATTR_QUERY_GID_TABLE_RESP_ENTRIES, 0x2000, 0)
+      .Pointer(UVERBS_ATTR_QUERY_GID_TABLE_RESP_NUM_ENTRIES, 0x3000, 8);
+  auto bytes = b.Build();
+  IoctlRequest r;
+  REQUIRE(DecodeIoctl(bytes, kRxe, r).ok());
+  std::vector<std::byte> after(bytes.begin() + sizeof(IoctlHeader), bytes.end());
+  for (size_t i = 1; i < 3; ++i) {
+    ib_uverbs_attr a;
+    std::memcpy(&a, after.data() + i * sizeof(a), sizeof(a));
+    a.flags |= UVERBS_ATTR_F_VALID_OUTPUT;
+    std::memcpy(after.data() + i * sizeof(a), &a, sizeof(a));
+  }
+  NullEmptyMemory out;
+  CallOutcome o;
+  o.attrs_after = after;
+  o.out = &out;
+  const std::string line = FormatIoctl("uverbs0", r, kRxe, EmptyPayloadSource(), &o);
+  CHECK(line.starts_with("ioctl(uverbs0, DEVICE.QUERY_GID_TABLE{"));
+  CHECK(line.find(" = 0") != std::string::npos);
+}
+
 TEST_CASE("INVOKE_WRITE prints the wrapped command's fields", "[printer]") {
   FakeMemory in, out;
   ib_uverbs_reg_mr mr{};
