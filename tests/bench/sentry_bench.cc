@@ -31,13 +31,7 @@
 namespace {
 
 using rxp::abi::testing::IoctlBuilder;
-using rxp_bench::App;
-using rxp_bench::Die;
-using rxp_bench::GetContext;
-using rxp_bench::Issuer;
-using rxp_bench::Median;
-using rxp_bench::NowNs;
-using rxp_bench::TimeIoctl;
+using namespace rxp_bench;  // the shared app model and timing (sentry_bench_app.h)
 
 // The commands measured. Each returns the time of its calls (one command = one sample).
 struct Bench {

@@ -45,13 +45,7 @@
 namespace {
 
 using rxp::abi::testing::IoctlBuilder;
-using rxp_bench::App;
-using rxp_bench::Die;
-using rxp_bench::GetContext;
-using rxp_bench::Issuer;
-using rxp_bench::Median;
-using rxp_bench::NowNs;
-using rxp_bench::TimeIoctl;
+using namespace rxp_bench;  // the shared app model and timing (sentry_bench_app.h)
 
 // ---- the fake device --------------------------------------------------------------------
 

@@ -535,17 +535,34 @@ long VerbsIoctl(int fd) {
 
 // N verbs ioctls on a proxied device while HELPERS threads spin, incrementing g_counter and
 // writing into every kernel-writable scratch slot. Each ioctl points at g_counter.
-int FreezeSpin(const char* path, long n, int helpers) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    Print("fd", -errno);
-    return 1;
+// HELPERS threads running SpinAndHammer against the kernel-writable scratch slots of `path`'s
+// proxied file (opened here), until Stop(). `fd` < 0: the open failed (already printed).
+struct Hammering {
+  int fd = -1;
+  std::vector<pthread_t> threads;
+  Hammering(const char* path, int helpers, bool first_word) {
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0) {
+      Print("fd", -errno);
+      return;
+    }
+    g_kernel_scratch = FindKernelScratch();
+    Print("scratch_found", g_kernel_scratch != 0 ? 1 : 0);
+    g_hammer_first_word = first_word;
+    threads.resize(static_cast<size_t>(helpers));
+    for (auto& t : threads) pthread_create(&t, nullptr, SpinAndHammer, nullptr);
+    while (helpers > 0 && g_counter.load() < 1000) sched_yield();  // they are running
   }
-  g_kernel_scratch = FindKernelScratch();
-  Print("scratch_found", g_kernel_scratch != 0 ? 1 : 0);
-  std::vector<pthread_t> threads(static_cast<size_t>(helpers));
-  for (auto& t : threads) pthread_create(&t, nullptr, SpinAndHammer, nullptr);
-  while (helpers > 0 && g_counter.load() < 1000) sched_yield();  // they are running
+  void Stop() {
+    g_stop = true;
+    for (auto& t : threads) pthread_join(t, nullptr);
+  }
+};
+
+int FreezeSpin(const char* path, long n, int helpers) {
+  Hammering hammer(path, helpers, /*first_word=*/false);
+  const int fd = hammer.fd;
+  if (fd < 0) return 1;
   long enotty = 0, eagain = 0, other = 0;
   for (long i = 0; i < n; ++i) {
     if (helpers > 0) usleep(50);  // let the helpers run between calls
@@ -554,8 +571,7 @@ int FreezeSpin(const char* path, long n, int helpers) {
     else if (r == -EAGAIN) ++eagain;
     else ++other;
   }
-  g_stop = true;
-  for (auto& t : threads) pthread_join(t, nullptr);
+  hammer.Stop();
   Print("enotty", enotty);
   Print("eagain", eagain);
   Print("other", other);
@@ -566,17 +582,9 @@ int FreezeSpin(const char* path, long n, int helpers) {
 // write 0 and 1 in turn into every kernel-writable slot. The kernel reads the int the call
 // points at (do_vfs_ioctl); F_GETFL then shows which value it saw.
 int FreezeFionbio(const char* path, long n, int helpers) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    Print("fd", -errno);
-    return 1;
-  }
-  g_kernel_scratch = FindKernelScratch();
-  Print("scratch_found", g_kernel_scratch != 0 ? 1 : 0);
-  g_hammer_first_word = true;
-  std::vector<pthread_t> threads(static_cast<size_t>(helpers));
-  for (auto& t : threads) pthread_create(&t, nullptr, SpinAndHammer, nullptr);
-  while (helpers > 0 && g_counter.load() < 1000) sched_yield();  // they are running
+  Hammering hammer(path, helpers, /*first_word=*/true);
+  const int fd = hammer.fd;
+  if (fd < 0) return 1;
   long wrong = 0, failed = 0;
   for (long i = 0; i < n; ++i) {
     if (helpers > 0) usleep(50);
@@ -585,8 +593,7 @@ int FreezeFionbio(const char* path, long n, int helpers) {
     const int flags = fcntl(fd, F_GETFL);
     if (((flags & O_NONBLOCK) != 0) != (want != 0)) ++wrong;
   }
-  g_stop = true;
-  for (auto& t : threads) pthread_join(t, nullptr);
+  hammer.Stop();
   Print("failed", failed);
   Print("wrong", wrong);
   return 0;
