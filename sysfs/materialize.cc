@@ -98,7 +98,7 @@ struct FileKeyHash {
 FileKey KeyOf(const Node& n) { return FileKey{n.mode, n.read_fails, n.read_fails ? std::string_view() : n.data}; }
 
 constexpr unsigned kMaxWriters = 8;
-constexpr size_t kMaxSourceDirs = 256;  // fds held for link sources, shared out among the writers
+constexpr size_t kMaxSourceDirs = 256;  // fds held for link sources, by all the writers together
 
 // Entries below each directory, at any depth: whether a subdirectory is worth handing to
 // another writer. Tree::Add adds a node after its parent, so a reverse pass over the ids sees
@@ -135,6 +135,16 @@ class Pool {
       if (const Node& n = tree.node(id); n.kind == NodeKind::kFile) ++counts[KeyOf(n)];
     for (const auto& [key, count] : counts)
       if (count >= 2) repeated.insert(key);
+  }
+
+  // One more directory fd kept for link sources, from the budget all writers share: taken as
+  // needed, not split in advance, since how much each writer writes depends on scheduling.
+  bool TakeSourceDir() {
+    size_t left = source_dirs_left_.load(std::memory_order_relaxed);
+    while (left != 0 &&
+           !source_dirs_left_.compare_exchange_weak(left, left - 1, std::memory_order_relaxed)) {
+    }
+    return left != 0;
   }
 
   const Tree& tree;
@@ -199,6 +209,7 @@ class Pool {
   unsigned busy_ = 0;             // writers between Next() and Done()
   std::optional<Error> error_;    // the first failure
   std::atomic<bool> stop_{false};  // written under mu_
+  std::atomic<size_t> source_dirs_left_{kMaxSourceDirs};
 };
 
 // A file written once and hard-linked wherever the same content appears again: most of a
@@ -218,7 +229,7 @@ struct LinkSource {
 // hold link sources.
 class Writer {
  public:
-  Writer(Pool& pool, size_t max_source_dirs) : pool_(pool), tree_(pool.tree), max_source_dirs_(max_source_dirs) {}
+  explicit Writer(Pool& pool) : pool_(pool), tree_(pool.tree) {}
 
   void Run() {
     while (auto task = pool_.Next()) {
@@ -277,12 +288,9 @@ class Writer {
     if (!f.valid()) return Errno("create", tree_.PathOf(id));
     if (!n.read_fails) RXP_TRY(WriteAll(f.get(), n.data, tree_.PathOf(id)));
     if (repeated && !sources_.count(key)) {
-      if (!kept && source_dirs_ < max_source_dirs_) {
+      if (!kept && pool_.TakeSourceDir()) {
         UniqueFd dup(::fcntl(dirfd, F_DUPFD_CLOEXEC, 0));
-        if (dup.valid()) {
-          kept = std::make_shared<const UniqueFd>(std::move(dup));
-          ++source_dirs_;
-        }
+        if (dup.valid()) kept = std::make_shared<const UniqueFd>(std::move(dup));
       }
       if (kept) sources_.emplace(key, LinkSource{kept, n.name});
     }
@@ -291,8 +299,6 @@ class Writer {
 
   Pool& pool_;
   const Tree& tree_;
-  const size_t max_source_dirs_;
-  size_t source_dirs_ = 0;  // fds held for link sources
   MaterializeStats stats_;
   std::unordered_map<FileKey, LinkSource, FileKeyHash> sources_;
 };
@@ -321,14 +327,14 @@ Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_di
   }
 
   // Writers: the caller plus helpers. Fds held at most: per writer one per level being
-  // written and the directories of its link sources (kMaxSourceDirs shared out), plus one per
+  // written, the directories of link sources (kMaxSourceDirs among them all), plus one per
   // queued directory (Pool::kMaxQueued).
   unsigned writers = options.threads != 0 ? options.threads : std::min(std::thread::hardware_concurrency(), 4u);
   writers = std::clamp(writers, 1u, kMaxWriters);
   Pool pool(tree, writers);
   pool.Start(Task{Tree::kRoot, std::move(root), 0});
   std::deque<Writer> team;
-  for (unsigned i = 0; i < writers; ++i) team.emplace_back(pool, kMaxSourceDirs / writers);
+  for (unsigned i = 0; i < writers; ++i) team.emplace_back(pool);
   {
     std::vector<std::jthread> helpers;
     for (unsigned i = 1; i < writers; ++i) {

@@ -16,7 +16,7 @@
 // before Materialize returns). A directory is created and opened before it is handed to a
 // writer, so it always exists before its children; the first error stops every writer and
 // is the one returned. Each writer keeps its own link sources, so repeated content has up to
-// one inode per writer.
+// one inode per writer; the directory fds they need come from one budget for all writers.
 //
 // What a directory cannot express: an attribute whose read fails with EINVAL is an empty
 // file (the snapshot reader reads an empty file back as EINVAL); a passthrough point is an
