@@ -6,7 +6,8 @@
 #   3. runs every CTest test there: unit tests and the soft-RoCE VM tests (labels unit, vm);
 #   4. rebuilds the unit tests with ASan + UBSan in build-asan/ and runs them;
 #   5. builds the libFuzzer targets with clang (ASan + UBSan) in build-fuzz/ and runs each for
-#      RDMAPROXY_FUZZ_SECONDS (default 60), seeded from the captured ABI vectors.
+#      RDMAPROXY_FUZZ_SECONDS (default 60) from a fixed libFuzzer seed (RDMAPROXY_FUZZ_SEED, default
+#      1), seeded from the captured ABI vectors.
 # Extra arguments go to both ctest runs (e.g. -R rping, -L unit).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,7 +36,7 @@ fuzz_seconds=${RDMAPROXY_FUZZ_SECONDS:-60}
 echo "== fuzz targets (libFuzzer + ASan + UBSan, ${fuzz_seconds}s each) =="
 CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DRDMAPROXY_WERROR=ON \
       -DRDMAPROXY_FUZZ=ON -DRDMAPROXY_SANITIZE=ON -DRDMAPROXY_VM_TESTS=OFF \
-      -DRDMAPROXY_FUZZ_SECONDS="$fuzz_seconds"
+      -DRDMAPROXY_FUZZ_SECONDS="$fuzz_seconds" -DRDMAPROXY_FUZZ_SEED="${RDMAPROXY_FUZZ_SEED:-1}"
 cmake --build build-fuzz -j "$jobs" --target rxp_fuzz_ioctl rxp_fuzz_write rxp_fuzz_ucma rxp_fuzz_sysfs_snapshot rxp_fuzz_engine \
       rxp_fuzz_seed_corpora
 (cd build-fuzz && ctest --output-on-failure -j "$jobs" -L fuzz)
