@@ -33,65 +33,75 @@ namespace {
 using rxp::abi::testing::IoctlBuilder;
 using namespace rxp_bench;  // the shared app model and timing (sentry_bench_app.h)
 
-// The commands measured. Each returns the time of its calls (one command = one sample).
-struct Bench {
-  const char* name;
-  std::function<void(Issuer&, std::vector<uint64_t>&)> run;
+// Each command's call times (one call = one sample), kept per command in first-seen order: a
+// median over two commands' samples mixed would be neither command's.
+class Samples {
+ public:
+  std::vector<uint64_t>& operator[](const std::string& command) {
+    for (auto& [name, times] : rows_)
+      if (name == command) return times;
+    return rows_.emplace_back(command, std::vector<uint64_t>{}).second;
+  }
+  const std::vector<std::pair<std::string, std::vector<uint64_t>>>& rows() const { return rows_; }
+
+ private:
+  std::vector<std::pair<std::string, std::vector<uint64_t>>> rows_;
 };
+
+// A command sequence measured; it records its calls' times under their commands' names.
+using Bench = std::function<void(Issuer&, Samples&)>;
 
 
 
 std::vector<Bench> Benches(uint32_t driver, int iterations) {
   return {
-      {"DEVICE.QUERY_PORT (ioctl)",
-       [=](Issuer& is, std::vector<uint64_t>& t) {
-         const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
-         for (int i = 0; i < iterations; ++i) {
-           IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, driver);
-           b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
-               .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, out, sizeof(ib_uverbs_query_port_resp_ex));
-           t.push_back(TimeIoctl(is, b, "QUERY_PORT"));
-         }
-       }},
-      {"INVOKE_WRITE ALLOC_PD + PD.DESTROY",
-       [=](Issuer& is, std::vector<uint64_t>& t) {
-         const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
-         for (int i = 0; i < iterations; ++i) {
-           IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
-           alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
-               .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
-               .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
-           t.push_back(TimeIoctl(is, alloc, "ALLOC_PD"));
-           uint32_t pd;
-           std::memcpy(&pd, is.scratch + 1024, 4);
-           IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
-           destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
-           t.push_back(TimeIoctl(is, destroy, "PD_DESTROY"));
-         }
-       }},
-      {"REG_MR 64 KiB (legacy write) + MR.DESTROY",
-       [=](Issuer& is, std::vector<uint64_t>& t) {
-         const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
-         IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
-         alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
-             .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
-             .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
-         (void)TimeIoctl(is, alloc, "ALLOC_PD");
-         uint32_t pd;
-         std::memcpy(&pd, is.scratch + 1024, 4);
-         const auto buffer = reinterpret_cast<uint64_t>(is.scratch + 65536);
-         for (int i = 0; i < iterations; ++i) {
-           t.push_back(rxp_bench::TimeRegMr(is, pd, buffer, 65536, out));
-           uint32_t mr;
-           std::memcpy(&mr, is.scratch + 1024, 4);
-           IoctlBuilder destroy(UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY, driver);
-           destroy.Handle(UVERBS_ATTR_DESTROY_MR_HANDLE, mr);
-           t.push_back(TimeIoctl(is, destroy, "MR_DESTROY"));
-         }
-         IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
-         destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
-         (void)TimeIoctl(is, destroy, "PD_DESTROY");
-       }},
+      [=](Issuer& is, Samples& t) {
+        const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
+        for (int i = 0; i < iterations; ++i) {
+          IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, driver);
+          b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+              .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, out, sizeof(ib_uverbs_query_port_resp_ex));
+          t["DEVICE.QUERY_PORT (ioctl)"].push_back(TimeIoctl(is, b, "QUERY_PORT"));
+        }
+      },
+      [=](Issuer& is, Samples& t) {
+        const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
+        for (int i = 0; i < iterations; ++i) {
+          IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
+          alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
+              .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
+              .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
+          t["ALLOC_PD (INVOKE_WRITE ioctl)"].push_back(TimeIoctl(is, alloc, "ALLOC_PD"));
+          uint32_t pd;
+          std::memcpy(&pd, is.scratch + 1024, 4);
+          IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
+          destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
+          t["PD.DESTROY (ioctl)"].push_back(TimeIoctl(is, destroy, "PD_DESTROY"));
+        }
+      },
+      [=](Issuer& is, Samples& t) {
+        const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
+        IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
+        alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
+            .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
+            .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
+        (void)TimeIoctl(is, alloc, "ALLOC_PD");
+        uint32_t pd;
+        std::memcpy(&pd, is.scratch + 1024, 4);
+        const auto buffer = reinterpret_cast<uint64_t>(is.scratch + 65536);
+        for (int i = 0; i < iterations; ++i) {
+          t["REG_MR 64 KiB (legacy write)"].push_back(
+              rxp_bench::TimeRegMr(is, pd, buffer, 65536, out));
+          uint32_t mr;
+          std::memcpy(&mr, is.scratch + 1024, 4);
+          IoctlBuilder destroy(UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY, driver);
+          destroy.Handle(UVERBS_ATTR_DESTROY_MR_HANDLE, mr);
+          t["MR.DESTROY (ioctl)"].push_back(TimeIoctl(is, destroy, "MR_DESTROY"));
+        }
+        IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
+        destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
+        (void)TimeIoctl(is, destroy, "PD_DESTROY");
+      },
   };
 }
 
@@ -142,18 +152,21 @@ int main(int argc, char** argv) {
   std::printf("%-42s %10s %10s %10s %8s\n", "command", "direct", "sentry", "added", "ratio");
   uint64_t worst_added = 0;
   for (const Bench& b : Benches(driver, iterations)) {
-    std::vector<uint64_t> td, tp;
+    Samples td, tp;
     // Interleave short rounds so drift in the VM hits both alike.
     for (int round = 0; round < 4; ++round) {
-      b.run(direct, td);
-      b.run(proxied, tp);
+      b(direct, td);
+      b(proxied, tp);
     }
-    const uint64_t md = Median(td), mp = Median(tp);
-    const uint64_t added = mp > md ? mp - md : 0;
-    worst_added = std::max(worst_added, added);
-    std::printf("%-42s %10llu %10llu %10llu %7.2fx\n", b.name,
-                static_cast<unsigned long long>(md), static_cast<unsigned long long>(mp),
-                static_cast<unsigned long long>(added), static_cast<double>(mp) / static_cast<double>(md));
+    for (const auto& [command, direct_times] : td.rows()) {
+      const uint64_t md = Median(direct_times), mp = Median(tp[command]);
+      const uint64_t added = mp > md ? mp - md : 0;
+      worst_added = std::max(worst_added, added);
+      std::printf("%-42s %10llu %10llu %10llu %7.2fx\n", command.c_str(),
+                  static_cast<unsigned long long>(md), static_cast<unsigned long long>(mp),
+                  static_cast<unsigned long long>(added),
+                  static_cast<double>(mp) / static_cast<double>(md));
+    }
   }
   rxp_stats stats{};
   rxp_sentry_stats(sentry, &stats);
