@@ -76,7 +76,10 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
 
 long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_after,
                       AppMemory& memory) {
-  if (result < 0) {
+  if (IsRestartResult(result)) {
+    engine_.counters().commands--;
+    engine_.counters().forwarded--;
+  } else if (result < 0) {
     engine_.counters().kernel_errors++;
   } else {
     for (const auto& o : c.outputs)

@@ -33,6 +33,14 @@ struct EngineOptions {
 };
 
 // What the engine did, for reports and for tests that must show a command was not forwarded.
+// A syscall result the program never sees: the call was interrupted (by a signal, or by a
+// ptrace stop such as the harness's address-space freeze) and the kernel restarts it or turns
+// it into EINTR on the way out (include/linux/errno.h: ERESTARTSYS 512 ..
+// ERESTART_RESTARTBLOCK 516). Only a tracer at the syscall-exit stop sees it; the restarted
+// call is a command of its own.
+constexpr bool IsRestartResult(long result) { return result <= -512 && result >= -516; }
+
+// Restarted commands are taken back out of the counters (they count again when restarted).
 struct Counters {
   std::atomic<uint64_t> commands{0};        // every command the app issued on a proxied file
   std::atomic<uint64_t> forwarded{0};       // handed to the kernel

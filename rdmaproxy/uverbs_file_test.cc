@@ -647,5 +647,23 @@ TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engin
   CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
 }
 
+TEST_CASE("an interrupted command (-ERESTARTSYS at the exit stop) is not counted: it runs again",
+          "[engine]") {
+  // The harness sees the raw result at the syscall-exit stop when a freeze interrupts a call;
+  // the kernel restarts it and the restart is a command of its own.
+  Fixture f;
+  f.host.on_ioctl = [](void*) { return -512L; };  // ERESTARTSYS
+  uint64_t resp = 0;
+  CHECK(f.Ioctl(AllocPd(f.memory, &resp)) == -512);
+  CHECK(f.engine.counters().commands == 0);
+  CHECK(f.engine.counters().forwarded == 0);
+  CHECK(f.engine.counters().kernel_errors == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);  // the reservation is given back
+  f.host.on_ioctl = [](void*) { return -EINTR; };        // what the program may see: an error
+  CHECK(f.Ioctl(AllocPd(f.memory, &resp)) == -EINTR);
+  CHECK(f.engine.counters().commands == 1);
+  CHECK(f.engine.counters().kernel_errors == 1);
+}
+
 }  // namespace
 }  // namespace rxp::proxy

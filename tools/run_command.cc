@@ -34,7 +34,7 @@ struct RunOptions {
   std::optional<std::string> sysfs_snapshot;  // --sysfs FILE (given, even if empty)
   bool sysfs_from_host = false;
   bool stats = false;
-  bool freeze_threads = false;
+  bool freeze_threads = true;
   bool app_issues_all = false;
   std::vector<std::string> command;
 };
@@ -182,9 +182,10 @@ void AddRunCommands(CLI::App& app) {
   sysfs->excludes(from_host, dir);
   from_host->excludes(dir);
   run->add_flag("--stats", options->stats, "Print stop and call counters when the program ends");
-  run->add_flag("--freeze-threads", options->freeze_threads,
+  run->add_flag("--freeze-threads,!--no-freeze-threads", options->freeze_threads,
                 "Hold the program's other threads stopped while the kernel reads a validated "
-                "ioctl image (closes the other-thread race; restarts their blocked syscalls)");
+                "ioctl image (the default: closes the other-thread race; restarts their "
+                "blocked syscalls). --no-freeze-threads leaves them running");
   run->add_flag("--app-issues-all", options->app_issues_all,
                 "Run every verbs ioctl as the program's own syscall (two stops each) instead of "
                 "issuing those that need nothing of the program's context from the tracer");

@@ -131,7 +131,7 @@ class TraceeAccess {
   // until this syscall's exit, which this forces.
   //
   // The guarantee, when the harness freezes address spaces (HarnessOptions::
-  // freeze_address_space, `rdmaproxy run --freeze-threads`; off by default, see
+  // freeze_address_space; on unless `rdmaproxy run --no-freeze-threads`, see
   // docs/harness.md): from the moment this returns until OnExit has returned, no other task that
   // shares the caller's address space (its other threads, CLONE_VM processes such as a vfork
   // child) runs user code or a syscall that could write the slot: each is held in a

@@ -68,7 +68,7 @@ struct HarnessOptions {
   bool forward_signals = true;
   bool trust_clone_events = true;  // TracerOptions::trust_clone_events (tests)
   std::chrono::milliseconds freeze_timeout{5000};  // TracerOptions::freeze_timeout
-  bool freeze_address_space = false;                // TracerOptions::freeze_address_space
+  bool freeze_address_space = true;                 // TracerOptions::freeze_address_space
 };
 
 struct HarnessRun {

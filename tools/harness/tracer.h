@@ -66,12 +66,13 @@ struct TracerOptions {
   // How long KernelScratch waits for the other tasks of the caller's address space to stop
   // before it gives up (EAGAIN); only a task stuck in an uninterruptible wait takes long.
   std::chrono::milliseconds freeze_timeout{5000};
-  // Whether KernelScratch freezes the caller's address space at all (`rdmaproxy run
-  // --freeze-threads`). Off by default: a freeze interrupts the other threads' blocked
+  // Whether KernelScratch freezes the caller's address space (on unless `rdmaproxy run
+  // --no-freeze-threads`): without it, another thread can rewrite a validated ioctl image
+  // before the kernel reads it. The price: a freeze interrupts the other threads' blocked
   // syscalls and the kernel restarts them, so a thread blocked on an fd that another thread
-  // closed meanwhile gets EBADF on the restart instead of staying blocked (rping's event
-  // thread at exit) -- docs/harness.md, "Address-space freezes".
-  bool freeze_address_space = false;
+  // closed earlier gets EBADF on the restart instead of staying blocked -- docs/harness.md,
+  // "Address-space freezes".
+  bool freeze_address_space = true;
   Log* log = nullptr;                       // null: errors to stderr, no trace
 };
 

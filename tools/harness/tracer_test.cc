@@ -75,7 +75,7 @@ struct Fixture {
     options.range = kRange;
     options.resolver = &resolver;
     options.factory = &factory;
-    options.freeze_address_space = true;  // `rdmaproxy run --freeze-threads`
+    options.freeze_address_space = true;  // as by default (`rdmaproxy run`)
   }
   std::vector<PathRule> Rules() {
     auto rules = DeviceRules();
@@ -424,7 +424,7 @@ TEST_CASE("no other thread runs while a thread's KernelScratch syscall runs", "[
   CHECK(run.stats.held_stops >= 3 * 200);  // a stop of each helper per call, handled afterwards
 }
 
-TEST_CASE("without --freeze-threads KernelScratch freezes nothing", "[tracer][freeze]") {
+TEST_CASE("with --no-freeze-threads KernelScratch freezes nothing", "[tracer][freeze]") {
   Fixture f;
   f.options.freeze_address_space = false;
   FreezeProbe probe;
