@@ -41,7 +41,8 @@ while (($#)); do
 done
 
 all_cases=(devices devinfo rc_pingpong uc_pingpong ud_pingpong srq_pingpong xsrq_pingpong
-           write_bw read_bw send_bw atomic_bw write_lat rping ucmatose verbs_exercise hostile)
+           write_bw read_bw send_bw atomic_bw write_lat rping ucmatose udaddy rdma_client
+           verbs_exercise hostile)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 ((${#cases[@]})) || cases=("${all_cases[@]}")
 
@@ -374,6 +375,54 @@ case_rping() {
   else
     fail "$name" "native ok=$native_ok ($n pings), proxied ok=$proxied_ok ($p pings)"
     show "$name.native"; show "$name.proxied"
+  fi
+}
+
+# udaddy: rdma_cm over UD (RDMA_PS_UDP): resolve, a UD QP, the address handle from the
+# connect event's UD parameters, datagrams both ways. Its port is fixed (7174), so the native
+# and the proxied runs follow each other.
+case_udaddy() {
+  local name=udaddy
+  run_udaddy() {
+    local tag=$1
+    local -a pre
+    prefix_for "$2"
+    pair "$tag" cm \
+      "${pre[@]}" udaddy -b "$IP1" ::: \
+      "${pre[@]}" udaddy -s "$IP1" -b "$IP0"
+  }
+  twice "$name" run_udaddy
+  local n p
+  n=$(grep -c 'data transfers complete' "$work/$name.native.client")
+  p=$(grep -c 'data transfers complete' "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok && n > 0 && p > 0)); then
+    pass "$name" "UD datagrams both ways over rdma_cm: natively and under the proxy"
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+  fi
+}
+
+# rdma_server / rdma_client: librdmacm's own verbs helpers (rdma_getaddrinfo, rdma_create_ep
+# with its QP, rdma_reg_msgs, rdma_post_recv/send, rdma_get_send_comp) over a connection.
+case_rdma_client() {
+  local name=rdma_client
+  run_rdma_client() {
+    local tag=$1 p
+    local -a pre
+    prefix_for "$2"
+    p=$(next_port)
+    pair "$tag" cm \
+      "${pre[@]}" rdma_server -s "$IP1" -p "$p" ::: \
+      "${pre[@]}" rdma_client -s "$IP1" -p "$p"
+  }
+  twice "$name" run_rdma_client
+  local n p
+  n=$(grep -c '^rdma_client: end 0' "$work/$name.native.client")
+  p=$(grep -c '^rdma_client: end 0' "$work/$name.proxied.client")
+  if ((native_ok && proxied_ok && n == 1 && p == 1)); then
+    pass "$name" "one message each way, rdma_server and rdma_client end 0: natively and under the proxy"
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
   fi
 }
 
