@@ -48,60 +48,67 @@ class Samples {
   std::vector<std::pair<std::string, std::vector<uint64_t>>> rows_;
 };
 
-// A command sequence measured; it records its calls' times under their commands' names.
-using Bench = std::function<void(Issuer&, Samples&)>;
+// A command sequence measured (by name: query_port, pd, mr); it records its calls' times under
+// their commands' names.
+struct Bench {
+  const char* group;
+  std::function<void(Issuer&, Samples&)> run;
+};
 
 
 
 std::vector<Bench> Benches(uint32_t driver, int iterations) {
   return {
-      [=](Issuer& is, Samples& t) {
-        const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
-        for (int i = 0; i < iterations; ++i) {
-          IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, driver);
-          b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
-              .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, out, sizeof(ib_uverbs_query_port_resp_ex));
-          t["DEVICE.QUERY_PORT (ioctl)"].push_back(TimeIoctl(is, b, "QUERY_PORT"));
-        }
-      },
-      [=](Issuer& is, Samples& t) {
-        const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
-        for (int i = 0; i < iterations; ++i) {
-          IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
-          alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
-              .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
-              .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
-          t["ALLOC_PD (INVOKE_WRITE ioctl)"].push_back(TimeIoctl(is, alloc, "ALLOC_PD"));
-          uint32_t pd;
-          std::memcpy(&pd, is.scratch + 1024, 4);
-          IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
-          destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
-          t["PD.DESTROY (ioctl)"].push_back(TimeIoctl(is, destroy, "PD_DESTROY"));
-        }
-      },
-      [=](Issuer& is, Samples& t) {
-        const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
-        IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
-        alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
-            .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
-            .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
-        (void)TimeIoctl(is, alloc, "ALLOC_PD");
-        uint32_t pd;
-        std::memcpy(&pd, is.scratch + 1024, 4);
-        const auto buffer = reinterpret_cast<uint64_t>(is.scratch + 65536);
-        for (int i = 0; i < iterations; ++i) {
-          t["REG_MR 64 KiB (legacy write)"].push_back(
-              rxp_bench::TimeRegMr(is, pd, buffer, 65536, out));
-          uint32_t mr;
-          std::memcpy(&mr, is.scratch + 1024, 4);
-          IoctlBuilder destroy(UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY, driver);
-          destroy.Handle(UVERBS_ATTR_DESTROY_MR_HANDLE, mr);
-          t["MR.DESTROY (ioctl)"].push_back(TimeIoctl(is, destroy, "MR_DESTROY"));
-        }
-        IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
-        destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
-        (void)TimeIoctl(is, destroy, "PD_DESTROY");
-      },
+      {"query_port",
+       [=](Issuer& is, Samples& t) {
+         const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
+         for (int i = 0; i < iterations; ++i) {
+           IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, driver);
+           b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+               .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, out, sizeof(ib_uverbs_query_port_resp_ex));
+           t["DEVICE.QUERY_PORT (ioctl)"].push_back(TimeIoctl(is, b, "QUERY_PORT"));
+         }
+       }},
+      {"pd",
+       [=](Issuer& is, Samples& t) {
+         const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
+         for (int i = 0; i < iterations; ++i) {
+           IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
+           alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
+               .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
+               .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
+           t["ALLOC_PD (INVOKE_WRITE ioctl)"].push_back(TimeIoctl(is, alloc, "ALLOC_PD"));
+           uint32_t pd;
+           std::memcpy(&pd, is.scratch + 1024, 4);
+           IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
+           destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
+           t["PD.DESTROY (ioctl)"].push_back(TimeIoctl(is, destroy, "PD_DESTROY"));
+         }
+       }},
+      {"mr",
+       [=](Issuer& is, Samples& t) {
+         const auto out = reinterpret_cast<uint64_t>(is.scratch + 1024);
+         IoctlBuilder alloc(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
+         alloc.Inline(UVERBS_ATTR_CORE_IN, 0, 8)
+             .Pointer(UVERBS_ATTR_CORE_OUT, out, sizeof(ib_uverbs_alloc_pd_resp))
+             .Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8);
+         (void)TimeIoctl(is, alloc, "ALLOC_PD");
+         uint32_t pd;
+         std::memcpy(&pd, is.scratch + 1024, 4);
+         const auto buffer = reinterpret_cast<uint64_t>(is.scratch + 65536);
+         for (int i = 0; i < iterations; ++i) {
+           t["REG_MR 64 KiB (legacy write)"].push_back(
+               rxp_bench::TimeRegMr(is, pd, buffer, 65536, out));
+           uint32_t mr;
+           std::memcpy(&mr, is.scratch + 1024, 4);
+           IoctlBuilder destroy(UVERBS_OBJECT_MR, UVERBS_METHOD_MR_DESTROY, driver);
+           destroy.Handle(UVERBS_ATTR_DESTROY_MR_HANDLE, mr);
+           t["MR.DESTROY (ioctl)"].push_back(TimeIoctl(is, destroy, "MR_DESTROY"));
+         }
+         IoctlBuilder destroy(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, driver);
+         destroy.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, pd);
+         (void)TimeIoctl(is, destroy, "PD_DESTROY");
+       }},
   };
 }
 
@@ -109,7 +116,8 @@ std::vector<Bench> Benches(uint32_t driver, int iterations) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::fprintf(stderr, "usage: rxp_sentry_bench HOST_IBDEV [CALLS_PER_COMMAND]\n");
+    std::fprintf(stderr,
+                 "usage: rxp_sentry_bench HOST_IBDEV [CALLS_PER_COMMAND [query_port|pd|mr]]\n");
     return 2;
   }
   const int iterations = argc > 2 ? std::atoi(argv[2]) : 2000;
@@ -151,15 +159,19 @@ int main(int argc, char** argv) {
   // sentry, so that drift in the VM (TCG's translation caches, the host's load) hits both alike.
   constexpr int kPerRound = 25;
   const int rounds = std::max(1, iterations / kPerRound);
-  std::printf("sentry-mode overhead on %s (%s), %d calls per command each way, median ns per call\n",
+  std::printf("sentry-mode overhead on %s (%s), %d calls per command each way, "
+              "median ns per call\n",
               argv[1], host_path.c_str(), rounds * kPerRound);
   std::printf("%-42s %10s %10s %10s %8s\n", "command", "direct", "sentry", "added", "ratio");
   uint64_t worst_added = 0;
+  // One group alone (query_port, pd, mr): a profile of just those commands.
+  const std::string only = argc > 3 ? argv[3] : "";
   for (const Bench& b : Benches(driver, kPerRound)) {
+    if (!only.empty() && only != b.group) continue;
     Samples td, tp;
     for (int round = 0; round < rounds; ++round) {
-      b(direct, td);
-      b(proxied, tp);
+      b.run(direct, td);
+      b.run(proxied, tp);
     }
     for (const auto& [command, direct_times] : td.rows()) {
       const uint64_t md = Median(direct_times), mp = Median(tp[command]);
