@@ -378,74 +378,52 @@ case_rping() {
   fi
 }
 
-# udaddy: rdma_cm over UD (RDMA_PS_UDP): resolve, a UD QP, the address handle from the
-# connect event's UD parameters, datagrams both ways. Its port is fixed (7174), so the native
-# and the proxied runs follow each other.
-case_udaddy() {
-  local name=udaddy
-  run_udaddy() {
-    local tag=$1
-    local -a pre
+# cm_case NAME CLIENT_LINE WHAT SERVER... ::: CLIENT...: an rdma_cm server and client, both
+# natively and then both under the proxy; passes when both runs succeed and each client printed
+# a line matching CLIENT_LINE. "@PORT@" in the commands is a fresh port per run.
+cm_case() {
+  local name=$1 expect=$2 what=$3; shift 3
+  local -a spec=("$@")
+  run_cm_case() {  # sees cm_case's locals (bash scoping is dynamic)
+    local tag=$1 p w
+    local -a pre words
     prefix_for "$2"
-    pair "$tag" cm \
-      "${pre[@]}" udaddy -b "$IP1" ::: \
-      "${pre[@]}" udaddy -s "$IP1" -b "$IP0"
+    p=$(next_port)
+    words=("${pre[@]}")
+    for w in "${spec[@]}"; do
+      if [[ $w == ::: ]]; then words+=(::: "${pre[@]}"); else words+=("${w//@PORT@/$p}"); fi
+    done
+    pair "$tag" cm "${words[@]}"
   }
-  twice "$name" run_udaddy
+  twice "$name" run_cm_case
   local n p
-  n=$(grep -c 'data transfers complete' "$work/$name.native.client")
-  p=$(grep -c 'data transfers complete' "$work/$name.proxied.client")
+  n=$(grep -c -- "$expect" "$work/$name.native.client")
+  p=$(grep -c -- "$expect" "$work/$name.proxied.client")
   if ((native_ok && proxied_ok && n > 0 && p > 0)); then
-    pass "$name" "UD datagrams both ways over rdma_cm: natively and under the proxy"
+    pass "$name" "$what: natively and under the proxy"
   else
-    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
+    fail "$name" "native ok=$native_ok ($n \"$expect\"), proxied ok=$proxied_ok ($p)"
+    show "$name.native"; show "$name.proxied"
   fi
+}
+
+case_ucmatose() {
+  cm_case ucmatose 'data transfers complete' "connect, 10 messages, disconnect" \
+    ucmatose -b "$IP1" -p @PORT@ -C 10 ::: ucmatose -s "$IP1" -p @PORT@ -C 10
+}
+
+# udaddy: rdma_cm over UD (RDMA_PS_UDP): resolve, a UD QP, the address handle from the
+# connect event's UD parameters, datagrams both ways. Its port is fixed (7174).
+case_udaddy() {
+  cm_case udaddy 'data transfers complete' "UD datagrams both ways over rdma_cm" \
+    udaddy -b "$IP1" ::: udaddy -s "$IP1" -b "$IP0"
 }
 
 # rdma_server / rdma_client: librdmacm's own verbs helpers (rdma_getaddrinfo, rdma_create_ep
 # with its QP, rdma_reg_msgs, rdma_post_recv/send, rdma_get_send_comp) over a connection.
 case_rdma_client() {
-  local name=rdma_client
-  run_rdma_client() {
-    local tag=$1 p
-    local -a pre
-    prefix_for "$2"
-    p=$(next_port)
-    pair "$tag" cm \
-      "${pre[@]}" rdma_server -s "$IP1" -p "$p" ::: \
-      "${pre[@]}" rdma_client -s "$IP1" -p "$p"
-  }
-  twice "$name" run_rdma_client
-  local n p
-  n=$(grep -c '^rdma_client: end 0' "$work/$name.native.client")
-  p=$(grep -c '^rdma_client: end 0' "$work/$name.proxied.client")
-  if ((native_ok && proxied_ok && n == 1 && p == 1)); then
-    pass "$name" "one message each way, rdma_server and rdma_client end 0: natively and under the proxy"
-  else
-    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
-  fi
-}
-
-case_ucmatose() {
-  local name=ucmatose
-  run_ucmatose() {
-    local tag=$1 p
-    local -a pre
-    prefix_for "$2"
-    p=$(next_port)
-    pair "$tag" cm \
-      "${pre[@]}" ucmatose -b "$IP1" -p "$p" -C 10 ::: \
-      "${pre[@]}" ucmatose -s "$IP1" -p "$p" -C 10
-  }
-  twice "$name" run_ucmatose
-  local n p
-  n=$(grep -c 'data transfers complete' "$work/$name.native.client")
-  p=$(grep -c 'data transfers complete' "$work/$name.proxied.client")
-  if ((native_ok && proxied_ok && n > 0 && p > 0)); then
-    pass "$name" "connect, 10 messages, disconnect: natively and under the proxy"
-  else
-    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok"; show "$name.native"; show "$name.proxied"
-  fi
+  cm_case rdma_client '^rdma_client: end 0' "one message each way, both sides end 0" \
+    rdma_server -s "$IP1" -p @PORT@ ::: rdma_client -s "$IP1" -p @PORT@
 }
 
 case_verbs_exercise() {
