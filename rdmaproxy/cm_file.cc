@@ -76,12 +76,8 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
 
 long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_after,
                       AppMemory& memory) {
-  if (IsRestartResult(result)) {
-    engine_.counters().commands--;
-    engine_.counters().forwarded--;
-  } else if (result < 0) {
-    engine_.counters().kernel_errors++;
-  } else {
+  engine_.counters().Settled(result);
+  if (result >= 0) {
     for (const auto& o : c.outputs)
       (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
     // Ids: CREATE_ID / JOIN_* answer with a new id; GET_EVENT's CONNECT_REQUEST carries one;

@@ -32,7 +32,6 @@ struct EngineOptions {
   LineSink trace;  // one line per command when set (the abi printer's format)
 };
 
-// What the engine did, for reports and for tests that must show a command was not forwarded.
 // A syscall result the program never sees: the call was interrupted (by a signal, or by a
 // ptrace stop such as the harness's address-space freeze) and the kernel restarts it or turns
 // it into EINTR on the way out (include/linux/errno.h: ERESTARTSYS 512 ..
@@ -40,7 +39,7 @@ struct EngineOptions {
 // call is a command of its own.
 constexpr bool IsRestartResult(long result) { return result <= -512 && result >= -516; }
 
-// Restarted commands are taken back out of the counters (they count again when restarted).
+// What the engine did, for reports and for tests that must show a command was not forwarded.
 struct Counters {
   std::atomic<uint64_t> commands{0};        // every command the app issued on a proxied file
   std::atomic<uint64_t> forwarded{0};       // handed to the kernel
@@ -50,6 +49,17 @@ struct Counters {
   std::atomic<uint64_t> refused_state{0};   // bad handle, wrong fd, unknown mmap offset
   std::atomic<uint64_t> kernel_errors{0};   // forwarded and failed in the kernel
   std::atomic<uint64_t> mmaps{0};
+
+  // A forwarded command's kernel result: a failure counts as a kernel error; an interrupted
+  // command is taken back out (it counts again when it is restarted).
+  void Settled(long result) {
+    if (IsRestartResult(result)) {
+      commands--;
+      forwarded--;
+    } else if (result < 0) {
+      kernel_errors++;
+    }
+  }
 
   uint64_t refused() const {
     return refused_decode + refused_policy + refused_quota + refused_state;

@@ -650,12 +650,7 @@ std::optional<uint64_t> ReadProduced(const Place& place, uint32_t offset, size_t
 void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
                         AppMemory& memory, FdBridge& fds) {
   const bool ok = result >= 0;
-  if (IsRestartResult(result)) {
-    engine_.counters().commands--;
-    engine_.counters().forwarded--;
-  } else if (!ok) {
-    engine_.counters().kernel_errors++;
-  }
+  engine_.counters().Settled(result);
   if (!ok) {
     if (c.reserved) {
       engine_.usage().Release(c.creates_context ? abi::ObjectId{UVERBS_OBJECT_DEVICE} : c.creates,

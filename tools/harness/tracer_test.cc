@@ -75,7 +75,6 @@ struct Fixture {
     options.range = kRange;
     options.resolver = &resolver;
     options.factory = &factory;
-    options.freeze_address_space = true;  // as by default (`rdmaproxy run`)
   }
   std::vector<PathRule> Rules() {
     auto rules = DeviceRules();
