@@ -62,7 +62,12 @@ class Fds final : public FdBridge {
     if (app_fd >= 0 && app_fd < 64) return HostFile{app_fd, FileKind::kOther, 0};
     return Fail(EBADF, "no fd");
   }
-  Result<int> Adopt(int fd, FileKind, uint64_t) override { return fd + 100; }
+  // The fake kernel hands back whatever fd number the input holds: an app table of 64 Ki
+  // numbers, and a full table beyond (the number + 100 must not overflow).
+  Result<int> Adopt(int fd, FileKind, uint64_t) override {
+    if (fd > 0xffff) return Fail(EMFILE, "app fd table full");
+    return fd + 100;
+  }
 
  private:
   uint64_t owner_;

@@ -4,19 +4,20 @@
 # The fuzzer's own output (tens of thousands of NEW/REDUCE lines) goes to OUT_DIR/NAME.log, and
 # what is printed is short: the seed, the final stats and, on failure, the diagnosis last -- how
 # the fuzzer ended (a signal by name), its error report (ASan, UBSan, libFuzzer's deadly-signal,
-# timeout and out-of-memory reports) and the input that failed, dumped and kept in OUT_DIR with
-# the command that replays it. A CI log that keeps only the end of a test's output then still
+# timeout and out-of-memory reports) and the input that failed, dumped and kept in OUT_DIR/NAME/
+# with the command that replays it. A CI log that keeps only the end of a test's output then still
 # shows why it failed.
 set -uo pipefail
 name=${1:?usage: run_fuzzer.sh NAME FUZZER OUT_DIR [ARGS...]}
 fuzzer=${2:?usage: run_fuzzer.sh NAME FUZZER OUT_DIR [ARGS...]}
 out=${3:?usage: run_fuzzer.sh NAME FUZZER OUT_DIR [ARGS...]}
 shift 3
-mkdir -p "$out"
+artifacts=$out/$name  # this target's own: the targets run in parallel
+mkdir -p "$artifacts"
 log=$out/$name.log
-rm -f "$out"/{crash,leak,timeout,oom,slow-unit}-*
+rm -f "$artifacts"/{crash,leak,timeout,oom,slow-unit}-*
 
-"$fuzzer" -artifact_prefix="$out/" -print_funcs=0 "$@" >"$log" 2>&1
+"$fuzzer" -artifact_prefix="$artifacts/" -print_funcs=0 "$@" >"$log" 2>&1
 rc=$?
 
 grep -E '^INFO: Seed:|INITED|^Done |^stat::' "$log"
@@ -42,7 +43,7 @@ else
   echo "=== no sanitizer or libFuzzer report in $log"
 fi
 shopt -s nullglob
-for input in "$out"/{crash,leak,timeout,oom,slow-unit}-*; do
+for input in "$artifacts"/{crash,leak,timeout,oom,slow-unit}-*; do
   echo "=== failing input $input ($(stat -c %s "$input") bytes); replay: $fuzzer $input"
   od -A x -t x1 -v "$input" | head -n 32
 done
