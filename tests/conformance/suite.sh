@@ -64,8 +64,8 @@ detect_node() {
     port=$dev/ports/1
     [[ $(cat "$port/state" 2>/dev/null) == *ACTIVE* ]] || continue
     if [[ $(cat "$port/link_layer" 2>/dev/null) == InfiniBand ]]; then
-      ndev=$(ls "$dev/device/net" 2>/dev/null | head -n1)
-      ip=$(ip -4 -o addr show dev "$ndev" 2>/dev/null | awk '{sub(/\/.*/, "", $4); print $4; exit}')
+      ndev=$(ls "$dev/device/net" 2>/dev/null | sed -n 1p)
+      ip=$(ip -4 -o addr show dev "$ndev" 2>/dev/null | awk '!done {sub(/\/.*/, "", $4); print $4; done = 1}')
       echo "$(basename "$dev"):0:${ip:-127.0.0.1}"
       return 0
     fi
@@ -101,7 +101,7 @@ pass() { echo "PASS $1: $2"; passed=$((passed + 1)); }
 difference() {
   printf '%s\n' "$1" >"$work/diff.a"
   printf '%s\n' "$2" >"$work/diff.b"
-  diff "$work/diff.a" "$work/diff.b" | head -n 30
+  diff "$work/diff.a" "$work/diff.b" | sed -n 1,30p
 }
 fail() { echo "FAIL $1: $2"; failed=$((failed + 1)); }
 skip() { echo "SKIP $1: $2"; skipped=$((skipped + 1)); }
@@ -127,8 +127,8 @@ wait_until() {  # wait_until PID CHECK...
   done
   return 1
 }
-tcp_listening() { ss -Hltn "sport = :$1" 2>/dev/null | grep -q .; }
-cm_listening() { rdma resource show cm_id 2>/dev/null | grep -q 'LISTEN'; }
+tcp_listening() { grep -q . <<<"$(ss -Hltn "sport = :$1" 2>/dev/null)"; }
+cm_listening() { grep -q 'LISTEN' <<<"$(rdma resource show cm_id 2>/dev/null)"; }
 wait_tcp() { wait_until "$2" tcp_listening "$1"; }
 wait_cm() { wait_until "$1" cm_listening; }
 
@@ -243,8 +243,8 @@ pingpong_case() {  # pingpong_case NAME PROG EXTRA
   elif ((!native_ok && !proxied_ok)); then
     # Both refused (say XRC on a device without it): the same failure, said the same way.
     local ne pe
-    ne=$(grep -hv '^  local address\|^  remote address' "$work/$name.native.client" | head -n 2)
-    pe=$(grep -hv '^  local address\|^  remote address\|^rdmaproxy' "$work/$name.proxied.client" | head -n 2)
+    ne=$(grep -hv '^  local address\|^  remote address' "$work/$name.native.client" | sed -n 1,2p)
+    pe=$(grep -hv '^  local address\|^  remote address\|^rdmaproxy' "$work/$name.proxied.client" | sed -n 1,2p)
     if [[ $ne == "$pe" && $(cat "$work/$name.native.status") == "$(cat "$work/$name.proxied.status")" ]]; then
       pass "$name" "fails natively and under the proxy alike: $(head -n1 <<<"$ne")"
     else
@@ -276,7 +276,7 @@ case_xsrq_pingpong() {
   elif ((!native_ok && !proxied_ok)); then
     local ne pe
     ne=$(head -n 1 "$work/$name.native.server")
-    pe=$(grep -v '^rdmaproxy' "$work/$name.proxied.server" | head -n 1)
+    pe=$(grep -v '^rdmaproxy' "$work/$name.proxied.server" | sed -n 1p)
     if [[ $ne == "$pe" ]]; then
       pass "$name" "fails natively and under the proxy alike: $ne"
     else

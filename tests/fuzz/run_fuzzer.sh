@@ -45,6 +45,6 @@ fi
 shopt -s nullglob
 for input in "$artifacts"/{crash,leak,timeout,oom,slow-unit}-*; do
   echo "=== failing input $input ($(stat -c %s "$input") bytes); replay: $fuzzer $input"
-  od -A x -t x1 -v "$input" | head -n 32
+  od -A x -t x1 -v "$input" | sed -n 1,32p
 done
 exit 1

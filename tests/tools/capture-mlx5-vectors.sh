@@ -124,7 +124,7 @@ pair() {
   capture "${name}_server" 8 -- "$@" -p "$port" &
   local server=$!
   for _ in $(seq 50); do
-    ss -ltn "sport = :$port" 2>/dev/null | grep -q LISTEN && break
+    grep -q LISTEN <<<"$(ss -ltn "sport = :$port" 2>/dev/null)" && break
     sleep 0.1
   done
   capture "${name}_client" 5 -- "$@" -p "$port" 127.0.0.1

@@ -13,7 +13,7 @@ mkdir -p "$out"
 
 # The image package that a meta package depends on, e.g. linux-image-6.12.117+deb12-amd64.
 image_of_meta() {
-  apt-cache depends "$1" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | head -n1
+  apt-cache depends "$1" 2>/dev/null | sed -n 's/^ *Depends: \(linux-image-[0-9][^ ]*\)$/\1/p' | sed -n 1p
 }
 
 resolve() {

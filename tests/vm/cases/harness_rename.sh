@@ -24,7 +24,7 @@ if rxp_run_default stat /dev/infiniband/uverbs1 2>/dev/null; then
   echo "host uverbs1 is visible under its own name" >&2
   exit 1
 fi
-rxp_run_default ibv_devinfo -d "$ibdev" | grep -q PORT_ACTIVE
+grep -q PORT_ACTIVE <<<"$(rxp_run_default ibv_devinfo -d "$ibdev")"
 # A loopback pingpong on the renamed device.
 rxp_pair tcp:18515 \
   rxp_run_default ibv_rc_pingpong -d "$ibdev" -g "$RXP_NODE1_GID" -n 50 -- \

@@ -17,7 +17,7 @@ trap 'rm -f "$snapshot"' EXIT
 out=$("$bin" --trace --sysfs "$snapshot" "$RXP_NODE0_DEV" "$RXP_NODE1_DEV" 2>&1) || { echo "$out"; exit 1; }
 grep -v '^trace|' <<<"$out"
 echo "(trace: $(grep -c '^trace|' <<<"$out") decoded commands; first lines:)"
-grep '^trace|' <<<"$out" | head -n 8
+grep -m 8 '^trace|' <<<"$out"
 rxp_expect "$out" "^ok sysfs: uverbs7 -> $RXP_NODE0_DEV .*, uverbs3 -> $RXP_NODE1_DEV " "the app's /sys"
 rxp_expect "$out" '^ok rdma_write: 4096 bytes .* data checked through the app view' "the RDMA WRITE"
 rxp_expect "$out" '^ok send: .* completion event on app fd' "the SEND and its completion event"

@@ -12,7 +12,7 @@ set +a
 rxp_wait_tcp() {
   local port=$1 limit=${2:-30} i
   for ((i = 0; i < limit * 10; i++)); do
-    ss -Hltn "sport = :$port" 2>/dev/null | grep -q . && return 0
+    grep -q . <<<"$(ss -Hltn "sport = :$port" 2>/dev/null)" && return 0
     sleep 0.1
   done
   echo "testbed: nothing listens on TCP port $port after ${limit}s" >&2
@@ -23,7 +23,7 @@ rxp_wait_tcp() {
 rxp_wait_cm_listen() {
   local limit=${1:-30} i
   for ((i = 0; i < limit * 10; i++)); do
-    rdma resource show cm_id 2>/dev/null | grep -q 'state LISTEN' && return 0
+    grep -q 'state LISTEN' <<<"$(rdma resource show cm_id 2>/dev/null)" && return 0
     sleep 0.1
   done
   echo "testbed: no rdma_cm id is listening after ${limit}s" >&2
