@@ -162,8 +162,13 @@ pair() {
 show() {  # show TAG: both sides' output, for a failure's post-mortem
   local f
   for f in "$work/$1".server "$work/$1".client; do
-    [[ -s $f ]] && sed "s|^|  $(basename "$f"): |" "$f" | tail -n 15
+    [[ -s $f ]] || continue
+    # stderr is unbuffered and lands above the program's buffered stdout: its error lines
+    # first, then the tail.
+    grep -E "Can't produce a report|Couldn't|[Ff]ailed|[Ee]rror" "$f" | sed -n 1,5p | sed "s|^|  $(basename "$f") (error): |"
+    sed "s|^|  $(basename "$f"): |" "$f" | tail -n 15
   done
+  return 0
 }
 
 # statuses CASE: the server and client exit statuses of both runs, for a failure's message.
@@ -182,20 +187,23 @@ twice() {
 next_port() { port=$((port + 1)); echo "$port"; }
 
 # perftest cannot always calibrate its cycle counter on a loaded (emulated) CPU and then quits
-# with "Can't produce a report", natively or not: such a run is repeated, up to 3 times.
-# The native run is the reference, not what is tested: one that fails for any other reason (a
-# vCPU stalled past a transport timeout on a loaded host) is also repeated, and says so on
-# stderr with the failed attempt's exit statuses and output. A proxied run is repeated only for
-# the calibration failure, which perftest reports itself.
+# with "Can't produce a report" (after "Correlation coefficient r^2: ... < 0.9", on stderr, so
+# above the buffered stdout in a merged log), natively or not: such a run is repeated, up to 5
+# times. The native run is the reference, not what is tested: one that fails for any other
+# reason is also repeated. A proxied run is repeated only for the calibration failure. Every
+# repetition prints a `note:` line on stderr with the failed attempt's exit statuses.
 retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
-  local tag=$1 wrap=$2 attempt; shift 2
-  for attempt in 1 2 3; do
+  local tag=$1 wrap=$2 attempt why; shift 2
+  for attempt in 1 2 3 4 5; do
     "$@" "$tag" "$wrap" && return 0
-    if ! grep -qs "Can't produce a report" "$work/$tag".server "$work/$tag".client; then
-      [[ -z $wrap ]] || return 1
-      echo "note: the reference run $tag failed (server and client exit $(cat "$work/$tag.status"); attempt $attempt of 3)" >&2
-      show "$tag" >&2
+    if grep -qs "Can't produce a report" "$work/$tag".server "$work/$tag".client; then
+      why="perftest could not calibrate its clock"
+    elif [[ -z $wrap ]]; then
+      why="the reference run failed"
+    else
+      return 1
     fi
+    echo "note: $tag: $why (server and client exit $(cat "$work/$tag.status"); attempt $attempt of 5)" >&2
   done
   return 1
 }
@@ -385,7 +393,7 @@ case_rping() {
   if ((!proxied_ok)) && grep -qs 'rdma_get_cm_event: Bad file descriptor' "$work/$name.proxied.client" \
       "$work/$name.proxied.server" &&
       (($(grep -c '^ping data: rdma-ping-' "$work/$name.proxied.client") == count)); then
-    echo "suite: rping lost its exit race under the proxy; running the proxied side again"
+    echo "note: rping lost its exit race under the proxy; running the proxied side again" >&2
     run_rping "$name.proxied" proxied && proxied_ok=1
   fi
   local n p
