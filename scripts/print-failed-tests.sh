@@ -18,12 +18,12 @@ while IFS= read -r entry; do
   name=${entry#*:}
   [[ -n "$name" ]] || continue
   echo "---- $name (last $lines lines of its output) ----"
-  # A test's block runs from "N/M Testing: NAME" to '"NAME" end time'; its output lies
-  # between "Output:" (plus a ruler) and "<end of output>", its verdict after that.
+  # A test's block runs from "N/M Testing: NAME" to '"NAME" end time: ...': its command, its
+  # output (between "Output:" and "<end of output>") and its verdict.
   awk -v name="$name" '
     $0 ~ /^[0-9]+\/[0-9]+ Testing: / { sub(/^[0-9]+\/[0-9]+ Testing: /, ""); inside = ($0 == name); next }
     !inside { next }
-    $0 == "\"" name "\" end time:" || index($0, "\"" name "\" end time:") == 1 { inside = 0; next }
+    index($0, "\"" name "\" end time:") == 1 { inside = 0; next }
     { print }
   ' "$log" | tail -n "$lines"
 done < "$failed"
