@@ -17,3 +17,25 @@ sed 's/^/  /' "$RXP_SHARE/control_path.stats"
 awk -v n="$(rate "$native")" -v p="$(rate "$proxied")" 'BEGIN {
   printf "control path: native %.1f loops/s, proxied %.1f loops/s: the proxy takes %.2fx the time (target <= 3x)\n", n, p, n / p
   exit !(n > 0 && p > 0) }'
+
+# The floor under that ratio on this machine: every stop is at least one tracee -> tracer ->
+# tracee round trip, whatever the harness does in it. rxp_stop_floor times a bare one (ptrace,
+# and a seccomp user notification for comparison); this run's stop counts (--stats, whole run
+# over its loops) say how many a loop took.
+floor=$("$build/tests/bench/rxp_stop_floor" 3000)
+sed 's/^/  /' <<<"$floor"
+stats=$(cat "$RXP_SHARE/control_path.stats")
+count() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" <<<"$stats" | sed -n 1p; }
+us() { sed -n "s/^ *$1 *\([0-9.]*\).*/\1/p" <<<"$floor"; }
+loops=$(sed -n 's/.*loops: \([0-9]*\) in.*/\1/p' <<<"$proxied")
+awk -v n="$(rate "$native")" -v loops="$loops" -v seccomp="$(count 'seccomp')" \
+    -v exits="$(count 'syscall-exit')" -v injected="$(count 'injected')" \
+    -v trace="$(us ptrace)" -v notif="$(us user-notif)" 'BEGIN {
+  if (loops <= 0 || n <= 0 || trace <= 0) exit 1
+  native_ms = 1000 / n
+  stops = (seccomp + exits + injected) / loops; entries = seccomp / loops
+  printf "floor: a loop took %.1f stops (%.1f seccomp, %.1f syscall-exit, %.1f injected); at %.1f us per bare ptrace stop that is %.2f ms on top of native'"'"'s %.2f ms per loop: %.2fx is the least any ptrace harness with these stops could take here\n",
+    stops, entries, exits / loops, injected / loops, trace, stops * trace / 1000, native_ms, 1 + stops * trace / 1000 / native_ms
+  if (notif > 0)
+    printf "floor: the %.1f seccomp stops alone, as user notifications (%.1f us each): %.2fx -- the least for any interposer that sees each proxied call out of process\n",
+      entries, notif, 1 + entries * notif / 1000 / native_ms }'
