@@ -79,7 +79,9 @@ run_request() {
   cg=/sys/fs/cgroup/test-$name
   mkdir -p "$cg"
   # The host may have rebuilt binaries since the last test: drop the page cache so that no
-  # stale page of a 9p file is mapped into the new run.
+  # stale page of a 9p file is mapped into the new run. Best effort: the overlay over 9p can
+  # still resolve a replaced file to its old copy (docs/development.md: stop the guest after a
+  # rebuild; CTest boots a fresh one per run).
   sync
   echo 3 >/proc/sys/vm/drop_caches
   say "run $name (timeout ${timeout_s}s)"
