@@ -105,7 +105,11 @@ double PtraceStop(int calls) {
     ::_exit(0);
   }
   int status = 0;
-  if (::waitpid(child, &status, 0) != child || !WIFSTOPPED(status)) Die("waitpid (first stop)");
+  if (::waitpid(child, &status, 0) != child) Die("waitpid (first stop)");
+  if (!WIFSTOPPED(status)) {
+    errno = EPERM;
+    Die("the child could not be traced (PTRACE_TRACEME refused?)");
+  }
   if (::ptrace(PTRACE_SETOPTIONS, child, nullptr, PTRACE_O_TRACESECCOMP | PTRACE_O_EXITKILL) != 0)
     Die("PTRACE_SETOPTIONS");
   int signal = 0;
