@@ -57,6 +57,11 @@ awk -v n="$(rate "$native")" -v p="$(rate "$proxied")" -v loops="$loops" \
   }
   printf "floor: %.2f ms of bare stops on top of native'"'"'s %.2f ms per loop: %.2fx is the least any ptrace harness with these stops could take here (measured %.2fx)\n",
     stops * trace / 1000, native_ms, floor, measured
-  if (notif > 0)
+  if (notif <= 0) exit 0
+  notif_floor = 1 + entries * notif / 1000 / native_ms
+  if (notif_floor > measured)
+    printf "floor: user notifications not comparable in this run: %.1f us each would make the %.1f seccomp stops alone %.2fx, more than the %.2fx measured\n",
+      notif, entries, notif_floor, measured
+  else
     printf "floor: the %.1f seccomp stops alone, as user notifications (%.1f us each): %.2fx -- the least for any interposer that sees each proxied call out of process\n",
-      entries, notif, 1 + entries * notif / 1000 / native_ms }'
+      entries, notif, notif_floor }'
