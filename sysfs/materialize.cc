@@ -305,6 +305,12 @@ class Writer {
 
 }  // namespace
 
+unsigned MaterializeWriters(const MaterializeOptions& options) {
+  const unsigned wanted =
+      options.threads != 0 ? options.threads : std::min(std::thread::hardware_concurrency(), 4u);
+  return std::clamp(wanted, 1u, kMaxWriters);
+}
+
 Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_dir,
                                      const MaterializeOptions& options) {
   if (::mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) return Errno("mkdir", out_dir);
@@ -329,8 +335,7 @@ Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_di
   // Writers: the caller plus helpers. Fds held at most: per writer one per level being
   // written, the directories of link sources (kMaxSourceDirs among them all), plus one per
   // queued directory (Pool::kMaxQueued).
-  unsigned writers = options.threads != 0 ? options.threads : std::min(std::thread::hardware_concurrency(), 4u);
-  writers = std::clamp(writers, 1u, kMaxWriters);
+  const unsigned writers = MaterializeWriters(options);
   Pool pool(tree, writers);
   pool.Start(Task{Tree::kRoot, std::move(root), 0});
   std::deque<Writer> team;

@@ -37,6 +37,10 @@ struct MaterializeOptions {
   unsigned threads = 0;
 };
 
+// The writing threads Materialize runs for `options`: `threads`, or min(hardware threads, 4)
+// when it is 0, clamped to 1..8.
+unsigned MaterializeWriters(const MaterializeOptions& options);
+
 struct MaterializeStats {
   size_t dirs = 0;
   size_t files = 0;

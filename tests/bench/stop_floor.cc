@@ -32,29 +32,17 @@
 #include <cstring>
 #include <optional>
 
+#include "abi/unique_fd.h"
+
 namespace {
 
+using rxp::UniqueFd;
 using Clock = std::chrono::steady_clock;
 
 [[noreturn]] void Die(const char* what) {
   std::fprintf(stderr, "rxp_stop_floor: %s: %s\n", what, std::strerror(errno));
   std::exit(1);
 }
-
-// A file descriptor closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Installs a filter that gives getppid `action` and allows everything else; returns
 // seccomp(2)'s result (the listener fd with SECCOMP_FILTER_FLAG_NEW_LISTENER).
@@ -94,7 +82,7 @@ void WriteFigure(int fd, double us) {
 double PtraceStop(int calls) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) Die("pipe");
-  Fd in(p[0]), out(p[1]);
+  UniqueFd in(p[0]), out(p[1]);
   const pid_t child = ::fork();
   if (child < 0) Die("fork");
   if (child == 0) {
@@ -131,7 +119,7 @@ double PtraceStop(int calls) {
 std::optional<double> UserNotif(int calls) {
   int p[2], q[2];
   if (::pipe2(p, O_CLOEXEC) != 0 || ::pipe2(q, O_CLOEXEC) != 0) Die("pipe");
-  Fd figure_in(p[0]), figure_out(p[1]), fd_in(q[0]), fd_out(q[1]);
+  UniqueFd figure_in(p[0]), figure_out(p[1]), fd_in(q[0]), fd_out(q[1]);
   const pid_t child = ::fork();
   if (child < 0) Die("fork");
   if (child == 0) {
@@ -149,8 +137,8 @@ std::optional<double> UserNotif(int calls) {
   std::optional<double> result;
   if (number >= 0) {
     // The supervisor takes the child's listener (pidfd_getfd: the parent may ptrace its child).
-    Fd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
-    Fd listener(pidfd.get() < 0 ? -1 : static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), number, 0)));
+    UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, child, 0)));
+    UniqueFd listener(pidfd.get() < 0 ? -1 : static_cast<int>(::syscall(SYS_pidfd_getfd, pidfd.get(), number, 0)));
     if (listener.get() < 0) Die("pidfd_getfd (the child's listener)");
     for (int i = 0; i < calls; ++i) {
       seccomp_notif request{};

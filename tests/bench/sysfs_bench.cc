@@ -19,7 +19,6 @@
 #include <filesystem>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "sysfs/materialize.h"
@@ -115,7 +114,7 @@ int main(int argc, char** argv) {
     for (int i = 0; i < 2000; ++i) ::linkat(dirfd, "src", dirfd, std::to_string(i).c_str(), 0);
     double per = Ns(Clock::now() - t0) / 2000;
     ::close(dirfd);
-    const unsigned writers = std::clamp(std::thread::hardware_concurrency(), 1u, 4u);
+    const unsigned writers = rxp::sysfs::MaterializeWriters({});
     const double floor_ms = per * static_cast<double>(nodes - 1) / 1e6;
     fmt::print("  (this filesystem: linkat {:.1f} us; x {} tree entries = a {:.1f} ms floor on one core, "
                "{:.1f} ms for the {} writers materialize runs here)\n\n",

@@ -34,34 +34,34 @@ echo "and after it:"
 sed 's/^/  /' <<<"$floor_after"
 stats=$(cat "$RXP_SHARE/control_path.stats")
 count() { sed -n "s/.*$1 \([0-9]*\).*/\1/p" <<<"$stats" | sed -n 1p; }
-us() {
-  local a b
-  a=$(sed -n "s/^ *$1 *\([0-9.]*\).*/\1/p" <<<"$floor_before")
-  b=$(sed -n "s/^ *$1 *\([0-9.]*\).*/\1/p" <<<"$floor_after")
-  awk -v a="${a:-0}" -v b="${b:-0}" 'BEGIN { print (a > 0 && (b <= 0 || a < b)) ? a : b }'
+figure() { sed -n "s/^ *$2 *\([0-9.]*\).*/\1/p" <<<"$1"; }
+us() {  # the smaller of the two timings of bare round trip $1
+  awk -v a="$(figure "$floor_before" "$1")" -v b="$(figure "$floor_after" "$1")" \
+    'BEGIN { a += 0; b += 0; print (a > 0 && (b <= 0 || a < b)) ? a : b }'
 }
 loops=$(sed -n 's/.*loops: \([0-9]*\) in.*/\1/p' <<<"$proxied")
 awk -v n="$(rate "$native")" -v p="$(rate "$proxied")" -v loops="$loops" \
     -v seccomp="$(count 'seccomp')" -v exits="$(count 'syscall-exit')" \
-    -v injected="$(count 'injected')" -v trace="$(us ptrace)" -v notif="$(us user-notif)" 'BEGIN {
+    -v injected="$(count 'injected')" -v trace="$(us ptrace)" -v notif="$(us user-notif)" '
+  # A floor above the measured ratio came from round trips timed under other load: say so.
+  function comparable(what, ratio) {
+    if (ratio <= measured) return 1
+    printf "floor: %s not comparable in this run: it would be %.2fx, more than the %.2fx measured (the host was loaded differently while the bare round trips ran)\n",
+      what, ratio, measured
+    return 0
+  }
+  BEGIN {
   if (loops <= 0 || n <= 0 || p <= 0 || trace <= 0) exit 1
   native_ms = 1000 / n; measured = n / p
   stops = (seccomp + exits + injected) / loops; entries = seccomp / loops
   floor = 1 + stops * trace / 1000 / native_ms
   printf "floor: a loop took %.1f stops (%.1f seccomp, %.1f syscall-exit, %.1f injected); a bare ptrace stop cost %.1f us\n",
     stops, entries, exits / loops, injected / loops, trace
-  if (floor > measured) {
-    printf "floor: not comparable in this run: %.1f stops at %.1f us would be %.2fx, more than the %.2fx measured (the host was loaded differently while the bare round trips ran)\n",
-      stops, trace, floor, measured
-    exit 0
-  }
+  if (!comparable("ptrace", floor)) exit 0
   printf "floor: %.2f ms of bare stops on top of native'"'"'s %.2f ms per loop: %.2fx is the least any ptrace harness with these stops could take here (measured %.2fx)\n",
     stops * trace / 1000, native_ms, floor, measured
   if (notif <= 0) exit 0
   notif_floor = 1 + entries * notif / 1000 / native_ms
-  if (notif_floor > measured)
-    printf "floor: user notifications not comparable in this run: %.1f us each would make the %.1f seccomp stops alone %.2fx, more than the %.2fx measured\n",
-      notif, entries, notif_floor, measured
-  else
+  if (comparable(sprintf("user notifications (%.1f us each)", notif), notif_floor))
     printf "floor: the %.1f seccomp stops alone, as user notifications (%.1f us each): %.2fx -- the least for any interposer that sees each proxied call out of process\n",
       entries, notif, notif_floor }'
