@@ -41,8 +41,8 @@ while (($#)); do
 done
 
 all_cases=(devices devinfo rc_pingpong uc_pingpong ud_pingpong srq_pingpong xsrq_pingpong
-           write_bw read_bw send_bw atomic_bw write_lat rping ucmatose udaddy rdma_client
-           verbs_exercise hostile)
+           write_bw read_bw send_bw atomic_bw write_lat send_lat read_lat rping ucmatose udaddy
+           rdma_client rstream verbs_exercise hostile)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 ((${#cases[@]})) || cases=("${all_cases[@]}")
 
@@ -363,10 +363,12 @@ case_write_bw() { bw_case write_bw ib_write_bw 1000; }
 case_read_bw() { bw_case read_bw ib_read_bw 1000; }
 case_send_bw() { bw_case send_bw ib_send_bw 1000; }
 case_atomic_bw() { bw_case atomic_bw ib_atomic_bw 2000; }
-case_write_lat() {
-  local name=write_lat
-  retry_calibration "$name.native" "" run_perftest ib_write_lat "-n 500" && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" proxied run_perftest ib_write_lat "-n 500" && proxied_ok=1 || proxied_ok=0
+# lat_case NAME PROG ITERATIONS: a perftest latency test; passes when both runs report the same
+# message size and iteration count.
+lat_case() {
+  local name=$1 prog=$2 iters=$3
+  retry_calibration "$name.native" "" run_perftest "$prog" "-n $iters" && native_ok=1 || native_ok=0
+  retry_calibration "$name.proxied" proxied run_perftest "$prog" "-n $iters" && proxied_ok=1 || proxied_ok=0
   local n p
   n=$(lat_row "$work/$name.native.client")
   p=$(lat_row "$work/$name.proxied.client")
@@ -384,6 +386,10 @@ case_write_lat() {
     fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "$name"))"; show "$name.native"; show "$name.proxied"
   fi
 }
+case_write_lat() { lat_case write_lat ib_write_lat 500; }
+# SEND/RECV (the server posts receives) and RDMA READ round trips.
+case_send_lat() { lat_case send_lat ib_send_lat 500; }
+case_read_lat() { lat_case read_lat ib_read_lat 500; }
 
 case_rping() {
   local name=rping count=10
@@ -462,6 +468,15 @@ case_udaddy() {
 case_rdma_client() {
   cm_case rdma_client '^rdma_client: end 0' "one message each way, both sides end 0" \
     rdma_server -s "$IP1" -p @PORT@ ::: rdma_client -s "$IP1" -p @PORT@
+}
+
+# rstream: rsockets, librdmacm's socket API over rdma_cm and verbs (the connection set up through
+# rdma_cm, data moved as RDMA writes with immediate into the peer's receive buffer, blocking
+# calls waiting on the completion channel): 100 transfers of 4 KiB each way; the client prints
+# one result row.
+case_rstream() {
+  cm_case rstream '^custom ' "rsockets stream, 100 x 4 KiB each way" \
+    rstream -b "$IP1" -p @PORT@ -S 4096 -C 100 ::: rstream -s "$IP1" -p @PORT@ -S 4096 -C 100
 }
 
 case_verbs_exercise() {
