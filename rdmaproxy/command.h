@@ -66,6 +66,7 @@ class UverbsCommand {
   // write
   std::optional<abi::WriteRequest> write;
   std::vector<std::byte> write_raw;
+  size_t write_core_at = 0;  // image offset of the core request (after ib_uverbs_cmd_hdr)
 
   // What to settle after the call.
   std::vector<OutputCopy> outputs;
@@ -102,6 +103,7 @@ class UverbsCommand {
     image_attr.clear();
     image_attrs_at = sizeof(abi::IoctlHeader);
     write.reset();
+    write_core_at = 0;
     outputs.clear();
     produced.clear();
     creates = abi::kNoObject;

@@ -10,6 +10,7 @@
 #include "abi/trace_printer.h"
 #include "rdmaproxy/content_rules.h"
 #include "rdmaproxy/engine.h"
+#include "rdmaproxy/invoke_write.h"
 #include "rdmaproxy/translate.h"
 
 namespace rxp::proxy {
@@ -511,6 +512,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
 
   const size_t base = c.image.Append(c.write_raw);
   const size_t core_at = base + static_cast<size_t>(w.core.data() - c.write_raw.data());
+  c.write_core_at = core_at;
   const size_t driver_at = base + static_cast<size_t>(w.driver.data() - c.write_raw.data());
   const bool pin_trans = wc.command != IB_USER_VERBS_CMD_REREG_MR ||
                          (abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, flags), 4) &
@@ -888,6 +890,36 @@ std::optional<long> UverbsFile::IoctlAsForwarder(AppMemory& memory, HostDevice& 
   const std::span<std::byte> image = command_.image.RelocateInPlace();
   auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data());
   const long result = r ? *r : -r.error().errnum;
+  return Complete(command_, result, image, reinterpret_cast<uint64_t>(image.data()), app, fds);
+}
+
+std::optional<long> UverbsFile::WriteAsForwarder(AppMemory& memory, HostDevice& host,
+                                                 uint64_t buffer, uint64_t length) {
+  std::lock_guard lock(mutex_);
+  // A first look, before anything is counted: only the doorbell goes this way.
+  std::array<std::byte, sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_post_send)> head;
+  if (length != head.size() || !memory.Read(buffer, head) || !IsSendDoorbell(head))
+    return std::nullopt;
+  ForwarderMemory app(memory, command_);
+  ForwarderFds fds(command_);
+  if (auto begun = BeginWrite(app, fds, buffer, length, command_); !begun)
+    return -begun.error().errnum;  // refused, counted and logged as the app's write would be
+  // The engine's own copy decides: the app may have changed its buffer since the first look.
+  if (!IsSendDoorbell(command_.write_raw) || command_.outputs.size() != 1) {
+    const Error e = Fail(EAGAIN, "{}: the command changed while the proxy read it",
+                         command_.short_name);
+    Abandon(command_, e);
+    return -e.errnum;
+  }
+  const OutputCopy& response = command_.outputs.front();
+  const size_t ioctl_at = AppendInvokeWrite(
+      command_.image, {IB_USER_VERBS_CMD_POST_SEND, device_.driver_id, command_.write_core_at,
+                       command_.write->core.size(), response.image_offset, response.length});
+  const std::span<std::byte> image = command_.image.RelocateInPlace();
+  auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data() + ioctl_at);
+  // Settled as the write it answers: the byte count where the ioctl returned 0 (as
+  // ib_uverbs_write() returns the count when the handler succeeds), the response copied out.
+  const long result = r ? static_cast<long>(length) : -r.error().errnum;
   return Complete(command_, result, image, reinterpret_cast<uint64_t>(image.data()), app, fds);
 }
 

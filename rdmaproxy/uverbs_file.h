@@ -81,6 +81,14 @@ class UverbsFile {
   // nullopt having counted, logged and reserved nothing: the caller runs BeginIoctl /
   // Complete around the app's own syscall instead. `memory` is the app's (Read/Write only).
   std::optional<long> IoctlAsForwarder(AppMemory& memory, HostDevice& host, uint64_t arg);
+  // The same for a write() of `length` bytes at `buffer`, for the one legacy command that
+  // needs nothing of the app either and that a program writes on every post: the rxe / siw
+  // send doorbell (IsSendDoorbell, invoke_write.h). The forwarder cannot write() it (the
+  // kernel refuses a writer that did not open the file), so it issues the INVOKE_WRITE ioctl
+  // that runs the same handler; the app's write() is answered with its byte count and its
+  // response buffer filled. Any other write returns nullopt, counted and logged nowhere.
+  std::optional<long> WriteAsForwarder(AppMemory& memory, HostDevice& host, uint64_t buffer,
+                                       uint64_t length);
 
   // mmap on this file: whether (offset, length, prot) may be mapped, and that it was.
   Result<void> CheckMmap(uint64_t offset, uint64_t length, int prot);

@@ -634,6 +634,107 @@ TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, 
   CHECK(f.engine.counters().refused() == 1);
 }
 
+// rxe's post_send_db(): the doorbell a program writes after every post. The forwarder cannot
+// write() it (ib_safe_file_access), so it runs the same handler through INVOKE_WRITE.
+TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other writes are the "
+          "app's",
+          "[engine][write]") {
+  Fixture f;  // the objects are tracked through the app's own path first
+  TrackPd(f, 7);
+  TrackCq(f, 12);
+  TrackRcQp(f, 3, 7, 12);
+  f.trace.clear();
+  const int calls = f.host.calls;
+  const uint64_t counted = f.engine.counters().commands;
+  const uint64_t resp = f.memory.Put<uint32_t>(0xdeadbeef);
+  ib_uverbs_post_send p{};
+  p.response = resp;
+  p.qp_handle = 3;
+  p.wqe_size = sizeof(ib_uverbs_send_wr);
+  const auto doorbell = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  f.host.on_write = [](const void*, size_t) -> long {
+    FAIL("the forwarder wrote a verbs command");
+    return -EACCES;
+  };
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    CHECK(fw.header.object_id == UVERBS_OBJECT_DEVICE);
+    CHECK(fw.header.method_id == UVERBS_METHOD_INVOKE_WRITE);
+    CHECK(fw.header.driver_id == RDMA_DRIVER_RXE);
+    CHECK(fw.header.num_attrs == 3);
+    CHECK(fw.header.length == sizeof(abi::IoctlHeader) + 3 * sizeof(ib_uverbs_attr));
+    REQUIRE(fw.Find(UVERBS_ATTR_WRITE_CMD) != nullptr);
+    CHECK(fw.Find(UVERBS_ATTR_WRITE_CMD)->data == IB_USER_VERBS_CMD_POST_SEND);
+    const ib_uverbs_attr* in = fw.Find(UVERBS_ATTR_CORE_IN);
+    REQUIRE(in != nullptr);
+    REQUIRE(in->len == sizeof(ib_uverbs_post_send));
+    ib_uverbs_post_send seen;
+    std::memcpy(&seen, reinterpret_cast<const void*>(in->data), sizeof(seen));
+    CHECK(seen.qp_handle == 3);
+    CHECK(seen.wr_count == 0);
+    CHECK(seen.sge_count == 0);
+    CHECK(seen.wqe_size == sizeof(ib_uverbs_send_wr));
+    const ib_uverbs_attr* out = fw.Find(UVERBS_ATTR_CORE_OUT);
+    REQUIRE(out != nullptr);
+    CHECK(out->len == sizeof(ib_uverbs_post_send_resp));
+    CHECK(out->data != resp);  // the forwarder's bounce buffer, not the app's address
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_post_send_resp{0});
+    return 0L;
+  };
+  auto rung = f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(doorbell),
+                                       doorbell.size());
+  REQUIRE(rung.has_value());
+  CHECK(*rung == static_cast<long>(doorbell.size()));  // what write() returns
+  CHECK(f.host.calls == calls + 1);
+  CHECK(f.memory.Get<uint32_t>(resp) == 0);  // bad_wr, where the app asked for it
+  CHECK(f.engine.counters().commands == counted + 1);
+  CHECK(f.engine.counters().forwarded == counted + 1);
+  REQUIRE(f.trace.size() == 1);  // the same line as the app's own write
+  CHECK(f.trace[0] == "write(uverbs0, POST_SEND{qp_handle=3 wr_count=0 sge_count=0 wqe_size=56}) = 32 {bad_wr=0}");
+
+  // Not a doorbell: work requests in the write (rdma-core's generic ibv_cmd_post_send), any
+  // other command, a doorbell with trailing bytes. Left to the app, nothing counted or logged.
+  const size_t log_lines = f.log.size();
+  ib_uverbs_post_send with_wr = p;
+  with_wr.wr_count = 1;
+  std::vector<std::byte> wr(sizeof(ib_uverbs_send_wr));
+  const auto posting = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, with_wr, wr, 1);
+  CHECK_FALSE(f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(posting),
+                                       posting.size()).has_value());
+  ib_uverbs_dealloc_pd dealloc{};
+  dealloc.pd_handle = 7;
+  const auto other = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_DEALLOC_PD, dealloc, {}, 0);
+  CHECK_FALSE(f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(other),
+                                       other.size()).has_value());
+  std::vector<std::byte> longer = doorbell;
+  longer.resize(longer.size() + 8);
+  CHECK_FALSE(f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(longer),
+                                       longer.size()).has_value());
+  CHECK(f.host.calls == calls + 1);
+  CHECK(f.engine.counters().commands == counted + 1);
+  CHECK(f.log.size() == log_lines);
+
+  // A doorbell for a QP this file never created is refused as the app's write would be
+  // (ENOENT, counted and logged), and nothing reaches the device.
+  p.qp_handle = 4;
+  const auto stranger = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  auto refused = f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(stranger),
+                                          stranger.size());
+  REQUIRE(refused.has_value());
+  CHECK(*refused == -ENOENT);
+  CHECK(f.host.calls == calls + 1);
+  CHECK(f.engine.counters().refused_state == 1);
+
+  // The kernel's error is the app's answer.
+  p.qp_handle = 3;
+  f.host.on_ioctl = [](void*) { return -EINVAL; };
+  const auto again = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  auto failed = f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(again), again.size());
+  REQUIRE(failed.has_value());
+  CHECK(*failed == -EINVAL);
+  CHECK(f.engine.counters().kernel_errors == 1);
+}
+
 TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engine]") {
   Fixture f;
   f.host.on_ioctl = [&](void* arg) {

@@ -177,7 +177,7 @@ class TracerDevice final : public proxy::HostDevice {
   }
   Result<long> Write(const void*, size_t) override {
     // ib_uverbs_write refuses a writer whose credentials are not the opener's
-    // (ib_safe_file_access): legacy write() commands are always the program's own.
+    // (ib_safe_file_access): the tracer issues a legacy command as INVOKE_WRITE or not at all.
     return Fail(EACCES, "the tracer does not write verbs commands");
   }
   int fd() const override { return fd_; }
@@ -284,16 +284,22 @@ class UverbsHandler final : public EngineFileHandler {
       return EntryDecision::Emulate(-ENOTTY);
     }
     TraceeAppMemory memory(tracee.memory(), call.tgid);
-    if (auto issued = IssueFromTracer(call, memory)) return EntryDecision::Emulate(*issued);
+    if (auto issued = IssueFromTracer(call, [&](proxy::HostDevice& device) {
+          return file_->IoctlAsForwarder(memory, device, call.args[2]);
+        }))
+      return EntryDecision::Emulate(*issued);
     return Begin(call, tracee, memory, /*ioctl=*/true);
   }
 
   // Most verbs ioctls (queries, PD/CQ/QP/AH/SRQ creation on queues the kernel allocates,
-  // MODIFY_QP, every DESTROY) need nothing of the program's own context: the tracer issues
-  // them on its own descriptor of the file and answers the program's syscall at its entry --
-  // one stop instead of two, no scratch slot, and nothing the program's other threads could
-  // change while the kernel reads it. The rest (pinning, fds, the ucontext) return nullopt.
-  std::optional<long> IssueFromTracer(const SyscallView& call, TraceeAppMemory& memory) {
+  // MODIFY_QP, every DESTROY) and rxe's send doorbell write need nothing of the program's own
+  // context: the tracer issues them on its own descriptor of the file and answers the
+  // program's syscall at its entry -- one stop instead of two, no scratch slot, and nothing
+  // the program's other threads could change while the kernel reads it. `issue` runs the
+  // engine's forwarder path on that descriptor; the rest (pinning, fds, the ucontext, every
+  // other write) come back nullopt.
+  template <typename Issue>
+  std::optional<long> IssueFromTracer(const SyscallView& call, Issue&& issue) {
     if (!factory_.tracer_issues() || tracer_copy_failed_) return std::nullopt;
     if (!tracer_copy_.valid()) {
       auto copy = TracerCopyOf(call.tgid, call.fd);
@@ -306,12 +312,16 @@ class UverbsHandler final : public EngineFileHandler {
       tracer_copy_ = std::move(*copy);
     }
     TracerDevice device(tracer_copy_.get());
-    auto result = file_->IoctlAsForwarder(memory, device, call.args[2]);
+    std::optional<long> result = issue(device);
     if (result) factory_.NoteTracerIssued();
     return result;
   }
   EntryDecision Write(const SyscallView& call, TraceeAccess& tracee) {
     TraceeAppMemory memory(tracee.memory(), call.tgid);
+    if (auto issued = IssueFromTracer(call, [&](proxy::HostDevice& device) {
+          return file_->WriteAsForwarder(memory, device, call.args[1], call.args[2]);
+        }))
+      return EntryDecision::Emulate(*issued);
     return Begin(call, tracee, memory, /*ioctl=*/false);
   }
 

@@ -187,8 +187,9 @@ void AddRunCommands(CLI::App& app) {
                 "ioctl image (the default: closes the other-thread race; restarts their "
                 "blocked syscalls). --no-freeze-threads leaves them running");
   run->add_flag("--app-issues-all", options->app_issues_all,
-                "Run every verbs ioctl as the program's own syscall (two stops each) instead of "
-                "issuing those that need nothing of the program's context from the tracer");
+                "Run every verbs ioctl and rxe's send doorbell write as the program's own "
+                "syscall (two stops each) instead of issuing those that need nothing of the "
+                "program's context from the tracer");
   run->add_option("command", options->command, "The program and its arguments (after --)")
       ->required();
   RegisterRunner(run, [options] { return Run(*options); });
