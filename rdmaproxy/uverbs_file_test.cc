@@ -391,6 +391,19 @@ TEST_CASE("rxe: queue mmap cookies from create responses are mappable once", "[e
   CHECK(f.file->CheckMmap(0x89000, 69632, PROT_READ).error().errnum == EINVAL);
 }
 
+// rxe's send doorbell as post_send_db() writes it: a POST_SEND with no work requests.
+ib_uverbs_post_send DoorbellRequest(uint64_t response, uint32_t qp_handle) {
+  ib_uverbs_post_send p{};
+  p.response = response;
+  p.qp_handle = qp_handle;
+  p.wqe_size = sizeof(ib_uverbs_send_wr);
+  return p;
+}
+std::vector<std::byte> DoorbellWrite(uint64_t response, uint32_t qp_handle) {
+  return abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND,
+                                   DoorbellRequest(response, qp_handle), {}, 1);
+}
+
 TEST_CASE("legacy write: POST_SEND doorbell and a response through a bounce buffer",
           "[engine][write]") {
   Fixture f;
@@ -400,11 +413,7 @@ TEST_CASE("legacy write: POST_SEND doorbell and a response through a bounce buff
   f.trace.clear();
   const int calls = f.host.calls;
   const uint64_t resp = f.memory.Alloc(4);
-  ib_uverbs_post_send p{};
-  p.response = resp;
-  p.qp_handle = 3;
-  p.wqe_size = sizeof(ib_uverbs_send_wr);
-  auto buf = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  auto buf = DoorbellWrite(resp, 3);
   const uint64_t at = f.memory.PutBytes(buf);
   f.host.on_write = [&](const void* w, size_t len) {
     ib_uverbs_post_send seen;
@@ -424,8 +433,7 @@ TEST_CASE("legacy write: POST_SEND doorbell and a response through a bounce buff
   CHECK(f.host.calls == calls + 1);
   CHECK(f.engine.counters().refused_decode == 1);
   // So is a doorbell for a QP this file never created (ENOENT, as the kernel's lookup).
-  p.qp_handle = 4;
-  buf = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  buf = DoorbellWrite(resp, 4);
   CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(buf), buf.size()) == -ENOENT);
   CHECK(f.host.calls == calls + 1);
   CHECK(f.engine.counters().refused_state == 1);
@@ -647,11 +655,7 @@ TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other w
   const int calls = f.host.calls;
   const uint64_t counted = f.engine.counters().commands;
   const uint64_t resp = f.memory.Put<uint32_t>(0xdeadbeef);
-  ib_uverbs_post_send p{};
-  p.response = resp;
-  p.qp_handle = 3;
-  p.wqe_size = sizeof(ib_uverbs_send_wr);
-  const auto doorbell = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  const auto doorbell = DoorbellWrite(resp, 3);
   f.host.on_write = [](const void*, size_t) -> long {
     FAIL("the forwarder wrote a verbs command");
     return -EACCES;
@@ -695,7 +699,7 @@ TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other w
   // Not a doorbell: work requests in the write (rdma-core's generic ibv_cmd_post_send), any
   // other command, a doorbell with trailing bytes. Left to the app, nothing counted or logged.
   const size_t log_lines = f.log.size();
-  ib_uverbs_post_send with_wr = p;
+  ib_uverbs_post_send with_wr = DoorbellRequest(resp, 3);
   with_wr.wr_count = 1;
   std::vector<std::byte> wr(sizeof(ib_uverbs_send_wr));
   const auto posting = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, with_wr, wr, 1);
@@ -716,8 +720,7 @@ TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other w
 
   // A doorbell for a QP this file never created is refused as the app's write would be
   // (ENOENT, counted and logged), and nothing reaches the device.
-  p.qp_handle = 4;
-  const auto stranger = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  const auto stranger = DoorbellWrite(resp, 4);
   auto refused = f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(stranger),
                                           stranger.size());
   REQUIRE(refused.has_value());
@@ -726,9 +729,8 @@ TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other w
   CHECK(f.engine.counters().refused_state == 1);
 
   // The kernel's error is the app's answer.
-  p.qp_handle = 3;
   f.host.on_ioctl = [](void*) { return -EINVAL; };
-  const auto again = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POST_SEND, p, {}, 1);
+  const auto again = DoorbellWrite(resp, 3);
   auto failed = f.file->WriteAsForwarder(f.memory, f.host, f.memory.PutBytes(again), again.size());
   REQUIRE(failed.has_value());
   CHECK(*failed == -EINVAL);
