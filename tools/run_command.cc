@@ -36,6 +36,7 @@ struct RunOptions {
   bool stats = false;
   bool freeze_threads = true;
   bool app_issues_all = false;
+  unsigned stop_poll_us = 0;
   std::vector<std::string> command;
 };
 
@@ -130,6 +131,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   harness.log = &log;
   harness.signals = &signals;
   harness.freeze_address_space = options.freeze_threads;
+  harness.stop_poll = std::chrono::microseconds(options.stop_poll_us);
   auto run = OrThrow(RunHarness(harness));
   if (options.stats) {
     const TracerStats& s = run.stats;
@@ -138,6 +140,9 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
                "paths rewritten {}, refused {}; fds moved {}; denied {}\n",
                s.seccomp_stops, s.exit_stops, s.injected_syscalls, s.signals_delivered,
                s.paths_rewritten, s.paths_failed, s.fds_moved, s.denied);
+    if (s.waits.caught + s.waits.slept != 0)  // --stop-poll-us
+      fmt::print(stderr, "rdmaproxy: waits for a stop: caught polling {}, slept {}\n",
+                 s.waits.caught, s.waits.slept);
     if (s.freezes != 0)
       fmt::print(stderr,
                  "rdmaproxy: address-space freezes {} (tasks interrupted {}, stops held {}); "
@@ -190,6 +195,13 @@ void AddRunCommands(CLI::App& app) {
                 "Run every verbs ioctl and rxe's send doorbell write as the program's own "
                 "syscall (two stops each) instead of issuing those that need nothing of the "
                 "program's context from the tracer");
+  run->add_option("--stop-poll-us", options->stop_poll_us,
+                  "Poll up to this many microseconds for the program's next stop before "
+                  "sleeping in waitpid (adaptive; never on one CPU). Faster stops for one "
+                  "proxied program with idle CPUs beside it; slower when polling tracers "
+                  "outnumber the CPUs. 0 (the default): always sleep")
+      ->capture_default_str()
+      ->check(CLI::Range(0u, 100000u));
   run->add_option("command", options->command, "The program and its arguments (after --)")
       ->required();
   RegisterRunner(run, [options] { return Run(*options); });

@@ -5,6 +5,9 @@
 //   ptrace       stopped by a seccomp filter (SECCOMP_RET_TRACE) in a tracer that does nothing
 //                but PTRACE_CONT -- one tracee -> tracer -> tracee round trip per call, the stop
 //                every ptrace interposer pays (the harness adds its own work on top);
+//   polling      the same, the tracer polling waitpid(WNOHANG) and yielding instead of
+//                sleeping in it (`rdmaproxy run --stop-poll-us`, tools/harness/stop_waiter.h):
+//                the tracer is never woken, only the tracee;
 //   user-notif   sent by a seccomp filter (SECCOMP_RET_USER_NOTIF) to a supervisor that answers
 //                at once -- the round trip of the other out-of-process design
 //                (seccomp_unotify(2)), for comparison.
@@ -17,6 +20,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
@@ -79,7 +83,8 @@ void WriteFigure(int fd, double us) {
   if (::write(fd, &us, sizeof(us)) != static_cast<ssize_t>(sizeof(us))) ::_exit(3);
 }
 
-double PtraceStop(int calls) {
+// `poll`: wait for each stop as `rdmaproxy run --stop-poll-us` does, never sleeping.
+double PtraceStop(int calls, bool poll) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) Die("pipe");
   UniqueFd in(p[0]), out(p[1]);
@@ -103,7 +108,9 @@ double PtraceStop(int calls) {
   int signal = 0;
   for (;;) {
     if (::ptrace(PTRACE_CONT, child, nullptr, signal) != 0) Die("PTRACE_CONT");
-    if (::waitpid(child, &status, 0) != child) Die("waitpid");
+    pid_t got;
+    while ((got = ::waitpid(child, &status, poll ? WNOHANG : 0)) == 0) ::sched_yield();
+    if (got != child) Die("waitpid");
     if (WIFEXITED(status) || WIFSIGNALED(status)) break;
     // A seccomp stop resumes with no signal; any other stop passes its signal on.
     const bool seccomp_stop = (status >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8));
@@ -167,15 +174,18 @@ int main(int argc, char** argv) {
     return 2;
   }
   const double native = TimeGetppid(calls);
-  const double ptrace_us = PtraceStop(calls);
+  const double ptrace_us = PtraceStop(calls, false);
+  const double polling_us = PtraceStop(calls, true);
   const std::optional<double> notif_us = UserNotif(calls);
-  if (ptrace_us < 0) {
+  if (ptrace_us < 0 || polling_us < 0) {
     errno = EPROTO;
     Die("no figure from the traced child");
   }
   std::printf("interposed system call round trip, %d calls each (us per call):\n", calls);
   std::printf("  native        %8.2f\n", native);
   std::printf("  ptrace        %8.2f   (seccomp stop, tracer does PTRACE_CONT only)\n", ptrace_us);
+  std::printf("  polling       %8.2f   (the same, the tracer polling waitpid instead of sleeping)\n",
+              polling_us);
   if (notif_us)
     std::printf("  user-notif    %8.2f   (seccomp user notification, answered at once)\n", *notif_us);
   else

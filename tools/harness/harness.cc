@@ -88,6 +88,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.trust_clone_events = options.trust_clone_events;
   tracer_options.freeze_timeout = options.freeze_timeout;
   tracer_options.freeze_address_space = options.freeze_address_space;
+  tracer_options.stop_poll = options.stop_poll;
   Tracer tracer(tracer_options);
 
   // The handlers are in place before the fork: the child inherits the harness's own signal

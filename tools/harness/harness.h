@@ -69,6 +69,7 @@ struct HarnessOptions {
   bool trust_clone_events = true;  // TracerOptions::trust_clone_events (tests)
   std::chrono::milliseconds freeze_timeout{5000};  // TracerOptions::freeze_timeout
   bool freeze_address_space = true;                 // TracerOptions::freeze_address_space
+  std::chrono::microseconds stop_poll{0};           // TracerOptions::stop_poll
 };
 
 struct HarnessRun {

@@ -43,10 +43,7 @@ Result<void> SyscallInjector::StepOverSyscall() {
       return Fail(errno, "PTRACE_SINGLESTEP({}) while injecting: {}", tid_, std::strerror(errno));
     sig = 0;
     int status = 0;
-    pid_t got;
-    do {
-      got = waitpid(tid_, &status, __WALL);
-    } while (got < 0 && errno == EINTR);
+    const pid_t got = waiter_.Wait(tid_, &status);
     if (got < 0) return Fail(errno, "waitpid({}) while injecting: {}", tid_, std::strerror(errno));
     if (WIFEXITED(status) || WIFSIGNALED(status)) {
       death_status_ = status;

@@ -19,11 +19,12 @@
 // install the registers it wants before resuming it (with PTRACE_CONT or PTRACE_SYSCALL, which
 // end single-stepping).
 //
-// Injection waits for this one thread (waitpid(tid, __WALL)); other tracees' events stay
-// queued in the kernel for the main loop. Signals that arrive meanwhile are held back (the
-// thread must not enter a signal handler with borrowed registers) and recorded in
-// `deferred_signals`, for the caller to deliver when it resumes the thread. A group-stop that
-// begins meanwhile is continued through. Only short, non-blocking syscalls are injected.
+// Injection waits for this one thread (waitpid(tid, __WALL), through the tracer's
+// StopWaiter); other tracees' events stay queued in the kernel for the main loop. Signals that
+// arrive meanwhile are held back (the thread must not enter a signal handler with borrowed
+// registers) and recorded in `deferred_signals`, for the caller to deliver when it resumes the
+// thread. A group-stop that begins meanwhile is continued through. Only short, non-blocking
+// syscalls are injected.
 #pragma once
 
 #include <sys/types.h>
@@ -35,6 +36,7 @@
 
 #include "abi/result.h"
 #include "tools/harness/regs.h"
+#include "tools/harness/stop_waiter.h"
 
 namespace rxp::harness {
 
@@ -43,8 +45,10 @@ class SyscallInjector {
   enum class At { kSeccompStop, kExitStop };
 
   // `regs`: the thread's registers at the stop it is in now.
-  SyscallInjector(pid_t tid, const Regs& regs, At at, std::vector<int>* deferred_signals)
-      : tid_(tid), base_(regs), at_(at), deferred_(deferred_signals) {}
+  // `waiter`: how to wait for the thread's stops (the tracer's, polling or not).
+  SyscallInjector(pid_t tid, const Regs& regs, At at, std::vector<int>* deferred_signals,
+                  StopWaiter& waiter)
+      : tid_(tid), base_(regs), at_(at), deferred_(deferred_signals), waiter_(waiter) {}
 
   // Runs one syscall; returns its raw result (-errno on failure). ESRCH when the thread died
   // meanwhile (death_status() then has its wait status, which the caller must process).
@@ -60,6 +64,7 @@ class SyscallInjector {
   Regs base_;
   At at_;
   std::vector<int>* deferred_;
+  StopWaiter& waiter_;
   int runs_ = 0;
   std::optional<int> death_status_;
 };

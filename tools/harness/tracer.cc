@@ -36,7 +36,7 @@ bool FdExists(pid_t tid, int fd) {
 
 }  // namespace
 
-Tracer::Tracer(TracerOptions options) : options_(std::move(options)) {
+Tracer::Tracer(TracerOptions options) : options_(std::move(options)), waiter_(options_.stop_poll) {
   if (options_.host_fs == nullptr) {
     own_host_fs_ = std::make_unique<LocalHostFs>();
     options_.host_fs = own_host_fs_.get();
@@ -73,7 +73,7 @@ Result<int> Tracer::Run(pid_t pid) {
     } else {
       // Polling only while a dying process's freeze may outlive its caller (tracer_freeze.cc).
       const bool poll = !freezes_.empty() && PollDyingFreezes();
-      tid = waitpid(-1, &status, __WALL | (poll ? WNOHANG : 0));
+      tid = poll ? waitpid(-1, &status, __WALL | WNOHANG) : waiter_.Wait(-1, &status);
       if (tid == 0) {
         timespec pause{0, 200'000};
         nanosleep(&pause, nullptr);

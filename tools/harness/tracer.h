@@ -47,6 +47,7 @@
 #include "tools/harness/path_resolver.h"
 #include "tools/harness/regs.h"
 #include "tools/harness/seccomp_filter.h"
+#include "tools/harness/stop_waiter.h"
 #include "tools/harness/syscall_injector.h"
 
 namespace rxp::harness {
@@ -73,6 +74,11 @@ struct TracerOptions {
   // closed earlier gets EBADF on the restart instead of staying blocked -- docs/harness.md,
   // "Address-space freezes".
   bool freeze_address_space = true;
+  // How long the tracer polls for a tracee's next stop before it sleeps in waitpid (at most;
+  // stop_waiter.h adapts it). 0: never poll. `rdmaproxy run --stop-poll-us`; off by default,
+  // because polling tracers that outnumber the CPUs slow each other down (docs/harness.md,
+  // "Polling for stops").
+  std::chrono::microseconds stop_poll{0};
   Log* log = nullptr;                       // null: errors to stderr, no trace
 };
 
@@ -96,6 +102,7 @@ struct TracerStats {
   uint64_t freeze_interrupts = 0;
   uint64_t held_stops = 0;
   uint64_t freeze_failures = 0;
+  StopWaiter::Stats waits;    // stops caught while polling, and waits that slept
   std::array<uint64_t, static_cast<size_t>(Intercept::kCount)> by_intercept{};
 };
 
@@ -110,7 +117,11 @@ class Tracer {
   // exec — and runs until no tracee is left. Returns `pid`'s wait status.
   Result<int> Run(pid_t pid);
 
-  const TracerStats& stats() const { return stats_; }
+  TracerStats stats() const {
+    TracerStats s = stats_;
+    s.waits = waiter_.stats();
+    return s;
+  }
 
  private:
   class Access;
@@ -262,6 +273,7 @@ class Tracer {
   Verdict TrackDuplicate(std::shared_ptr<OpenFile> file);
 
   TracerOptions options_;
+  StopWaiter waiter_;
   std::unique_ptr<HostFs> own_host_fs_;
   std::unique_ptr<Log> own_log_;
   TracerStats stats_;

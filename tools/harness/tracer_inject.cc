@@ -35,7 +35,7 @@ std::optional<Result<long>> Tracer::InjectBeforeSyscall(
   auto regs = Regs::Get(task.tid);
   if (!regs.ok()) return std::nullopt;
   SyscallInjector injector(task.tid, *regs, SyscallInjector::At::kSeccompStop,
-                           &task.deferred_signals);
+                           &task.deferred_signals, waiter_);
   auto result = calls([&](long nr, const std::array<uint64_t, 6>& args) {
     ++stats_.injected_syscalls;
     return injector.Run(nr, args);

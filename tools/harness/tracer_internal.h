@@ -22,7 +22,7 @@ class Tracer::ExitStop {
   // Runs one syscall in the thread; its raw result (-errno on failure).
   Result<long> Inject(long nr, const std::array<uint64_t, 6>& args) {
     if (!injector_) injector_.emplace(task_.tid, regs_, SyscallInjector::At::kExitStop,
-                                      &task_.deferred_signals);
+                                      &task_.deferred_signals, tracer_.waiter_);
     touched_ = true;
     ++tracer_.stats_.injected_syscalls;
     return injector_->Run(nr, args);

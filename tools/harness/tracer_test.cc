@@ -238,6 +238,34 @@ TEST_CASE("a proxied open lands in the reserved range, and so do its copies", "[
   CHECK(run.stats.injected_syscalls >= 2);  // fcntl(F_DUPFD) + close, plus the scratch mmap
 }
 
+TEST_CASE("a tracer that polls for stops behaves as one that sleeps", "[tracer]") {
+  Fixture f;
+  f.options.stop_poll = std::chrono::microseconds(2000);
+  CHECK(RunTestee({"threads", "16"}, f.options)["threads"] == "16");
+  CHECK(RunTestee({"fork-many", "20"}, f.options)["sum"] == std::to_string(19 * 20 / 2));
+  TesteeRun stopped = RunTestee({"stop-cont"}, f.options);
+  CHECK(stopped["stopped"] == std::to_string(SIGSTOP));
+  // Injected syscalls (the fd moves, the scratch mmap) wait for their stops through it too.
+  TesteeRun run = RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(InRange(run["fd"]));
+  CHECK(InRange(run["dup"]));
+  CHECK(run["read_closed"] == "-EBADF");
+  CHECK(run.stats.injected_syscalls >= 2);
+  const uint64_t waits = run.stats.waits.caught + run.stats.waits.slept;
+  if (MayUseSeveralCpus()) {
+    CHECK(waits > 0);
+    CHECK(run.stats.waits.caught > 0);
+  } else {
+    CHECK(waits == 0);  // one CPU: never polls
+  }
+  // Off (the default): no wait is counted.
+  f.options.stop_poll = std::chrono::microseconds(0);
+  TesteeRun off = RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options);
+  CHECK(off.stats.waits.caught + off.stats.waits.slept == 0);
+  CHECK(InRange(off["fd"]));
+}
+
 TEST_CASE("paths are canonicalized before they are redirected", "[tracer]") {
   Fixture f;
   CHECK(InRange(RunTestee({"open", "//dev///infiniband/./uverbs0"}, f.options)["fd"]));

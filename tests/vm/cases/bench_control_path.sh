@@ -9,17 +9,35 @@ build=${1:?usage: bench_control_path.sh BUILD_DIR}
 seconds=${SECONDS_PER_RUN:-5}
 loop=$build/tests/bench/rxp_verbs_loop
 rate() { sed -n 's/.*= \([0-9.]*\) loops\/s/\1/p' <<<"$1"; }
+# proxied_loop STATS_FILE [RUN_OPTION...]: the loop under `rdmaproxy run --stats`.
+proxied_loop() {
+  local stats=$1
+  shift
+  "$build/tools/rdmaproxy" run --stats "$@" -- "$loop" "$RXP_NODE0_DEV" "$RXP_NODE0_GID" "$seconds" 2>"$stats"
+}
+# print_ratio LABEL PROXIED_OUTPUT TAIL: one line of rates and their ratio (TAIL formats it).
+print_ratio() {
+  awk -v label="$1" -v n="$(rate "$native")" -v p="$(rate "$2")" -v tail="$3" 'BEGIN {
+    printf "%s: native %.1f loops/s, proxied %.1f loops/s: " tail "\n", label, n, p, n / p
+    exit !(n > 0 && p > 0) }'
+}
 native=$("$loop" "$RXP_NODE0_DEV" "$RXP_NODE0_GID" "$seconds")
 echo "native:  $native"
 # The bare round trip is timed just before and just after the proxied run (see below).
 floor_before=$("$build/tests/bench/rxp_stop_floor" 2000)
-proxied=$("$build/tools/rdmaproxy" run --stats -- "$loop" "$RXP_NODE0_DEV" "$RXP_NODE0_GID" "$seconds" 2>"$RXP_SHARE/control_path.stats")
+proxied=$(proxied_loop "$RXP_SHARE/control_path.stats")
 floor_after=$("$build/tests/bench/rxp_stop_floor" 2000)
 echo "proxied: $proxied"
 sed 's/^/  /' "$RXP_SHARE/control_path.stats"
-awk -v n="$(rate "$native")" -v p="$(rate "$proxied")" 'BEGIN {
-  printf "control path: native %.1f loops/s, proxied %.1f loops/s: the proxy takes %.2fx the time (target <= 3x)\n", n, p, n / p
-  exit !(n > 0 && p > 0) }'
+print_ratio "control path" "$proxied" "the proxy takes %.2fx the time (target <= 3x)"
+
+# The same under a tracer that polls for the next stop before it sleeps (--stop-poll-us, off by
+# default; docs/harness.md, "Cost"): one proxied program with an idle CPU beside it, the case
+# polling is for.
+polled=$(proxied_loop "$RXP_SHARE/control_path_polled.stats" --stop-poll-us 1000)
+echo "polling: $polled"
+grep 'waits for a stop' "$RXP_SHARE/control_path_polled.stats" | sed 's/^/  /' || true
+print_ratio "control path, --stop-poll-us 1000" "$polled" "%.2fx the time"
 
 # The floor under that ratio on this machine: every stop is at least one tracee -> tracer ->
 # tracee round trip, whatever the harness does in it. rxp_stop_floor times a bare one (ptrace,
