@@ -43,11 +43,12 @@ rdma link add "$node0_dev" type rxe netdev "$node0_if"
 rdma link add "$node1_dev" type rxe netdev "$node1_if"
 
 # The GID index that carries the node's IPv4 address (RoCE v2, ::ffff:a.b.c.d); the kernel fills
-# the table asynchronously after the link comes up, so wait for it.
+# the table asynchronously after the link comes up, so wait for it (up to 60 s: a loaded TCG
+# host can slow the guest's workqueues many times over; the usual wait is well under a second).
 gid_index_of() {  # dev ip
   local dev=$1 ip=$2 want g i tries
   want=$(printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x' ${ip//./ })
-  for ((tries = 0; tries < 100; tries++)); do
+  for ((tries = 0; tries < 600; tries++)); do
     for g in /sys/class/infiniband/"$dev"/ports/1/gids/*; do
       i=${g##*/}
       if [[ "$(cat "$g" 2>/dev/null)" == "$want" ]]; then echo "$i"; return 0; fi
