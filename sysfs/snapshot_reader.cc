@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "sysfs/cpuset.h"
 #include "sysfs/names.h"
 
 namespace rxp::sysfs {
@@ -53,9 +54,35 @@ class Reader {
       return std::move(text).error();
     }
     if (text->size() > kAttrMax) return Fail(EFBIG, "{}: larger than an attribute can be", Quote(path));
+    // Some kernels' attributes end with their terminating NUL after the newline (the node
+    // cpumap and has_* files in hwloc's test trees of real machines do): not part of the value.
+    while (!text->empty() && text->back() == '\0') text->pop_back();
     if (text->empty()) return AttrValue{};
     if (text->back() == '\n') text->pop_back();
     return AttrValue{std::move(*text)};
+  }
+
+  // The list to keep next to `mask`: `list` when both name the same CPUs, else the mask's own.
+  // The kernel prints both from one cpumask (node_read_cpumap(), local_cpus_show() /
+  // local_cpulist_show()), so on a live system they never disagree; a capture edited by hand
+  // can (hwloc's test trees fake topologies in the masks only). The mask is what hwloc,
+  // libnuma and NCCL read, so it wins, with a warning.
+  std::string ListMatchingMask(const std::string& mask, const std::string& list, std::string_view where) {
+    auto m = ParseCpuMask(mask);
+    if (!m) return list;  // Validate names the malformed mask
+    if (auto l = ParseCpuList(list); l && *l == *m) return list;
+    std::string own = m->ToList();
+    Warn(fmt::format("{}: the list {} disagrees with the mask {}; kept the mask's {}", where, Quote(list),
+                     Quote(mask), Quote(own)));
+    return own;
+  }
+
+  void KeepMaskOverList(Attrs& attrs, std::string_view mask_key, std::string_view list_key,
+                        std::string_view dir) {
+    auto mask = attrs.find(mask_key);
+    auto list = attrs.find(list_key);
+    if (mask == attrs.end() || list == attrs.end() || !mask->second || !list->second) return;
+    list->second = ListMatchingMask(*mask->second, *list->second, fmt::format("{}/{}", dir, list_key));
   }
 
   // Reads the allowed attributes of `dir` that exist.
@@ -127,8 +154,7 @@ class Reader {
     auto chain = ParsePciPath(parent);
     if (!chain) return Fail(EINVAL, "{} lives at {}: neither virtual nor on a PCI function ({})", link,
                             Quote(*real), chain.error().reason);
-    for (size_t i = 0; i < chain->size(); ++i)
-      chain_parent_[(*chain)[i]] = i == 0 ? std::nullopt : std::optional<Bdf>((*chain)[i - 1]);
+    RememberChain(parent, *chain);
     return std::optional<Bdf>{chain->back()};
   }
 
@@ -295,9 +321,21 @@ class Reader {
     auto chain = ParsePciPath(*real);
     if (!chain) return Fail(EINVAL, "{} -> {}: {}", link, Quote(*real), chain.error().reason);
     if (chain->back() != bdf) return Fail(EINVAL, "{} resolves to another function {}", link, Quote(*real));
-    for (size_t i = 0; i < chain->size(); ++i)
-      chain_parent_[(*chain)[i]] = i == 0 ? std::nullopt : std::optional<Bdf>((*chain)[i - 1]);
+    RememberChain(*real, *chain);
     return Ok();
+  }
+
+  // Each function of `chain` (ParsePciPath of `real`), with its parent and its own directory:
+  // a prefix of `real`. Attributes are read there rather than through /bus/pci/devices, which
+  // a trimmed capture (hwloc-gather-topology's) may lack for a bridge; on a live kernel the
+  // two are the same directory.
+  void RememberChain(std::string_view real, const std::vector<Bdf>& chain) {
+    size_t end = real.find('/', std::string_view("/devices/").size());  // past pciDDDD:BB
+    for (size_t i = 0; i < chain.size() && end != std::string_view::npos; ++i) {
+      end = real.find('/', end + 1);
+      chain_parent_[chain[i]] = i == 0 ? std::nullopt : std::optional<Bdf>(chain[i - 1]);
+      device_dir_[chain[i]] = std::string(real.substr(0, end));
+    }
   }
 
   Result<void> ReadPciClosure() {
@@ -327,8 +365,10 @@ class Reader {
       PciFunction fn;
       fn.bdf = bdf;
       fn.parent = chain_parent_.at(bdf);
-      std::string dir = "/bus/pci/devices/" + bdf.ToString();
+      auto known = device_dir_.find(bdf);
+      std::string dir = known != device_dir_.end() ? known->second : "/bus/pci/devices/" + bdf.ToString();
       fn.attrs = ReadAttrs(dir, PciAttrNames());
+      KeepMaskOverList(fn.attrs, "local_cpus", "local_cpulist", dir);
       // The first 64 bytes are what an unprivileged read gets; enough for hwloc.
       if (auto config = sys_.ReadFile(dir + "/config", 64); config && config->size() == 64) {
         std::array<uint8_t, 64> bytes{};
@@ -364,11 +404,24 @@ class Reader {
       std::string dir = "/devices/system/node/" + name;
       NumaNode node;
       node.id = static_cast<uint32_t>(*id);
-      for (auto [file, out] : {std::pair{"cpumap", &node.cpumap}, std::pair{"cpulist", &node.cpulist},
-                               std::pair{"distance", &node.distance}}) {
-        auto v = ReadAttr(dir + "/" + file);
-        if (!v) return Fail(v.error().errnum, "{}/{}: {}", dir, file, v.error().reason);
-        *out = v->value_or("");
+      auto mask = ReadAttr(dir + "/cpumap");
+      if (!mask) return Fail(mask.error().errnum, "{}/cpumap: {}", dir, mask.error().reason);
+      node.cpumap = mask->value_or("");
+      // A live kernel always has distance (at least the node's own "10"); a capture without
+      // it (hwloc's hand-made test trees) stays without it: empty, and not rendered.
+      auto distance = ReadAttr(dir + "/distance");
+      if (!distance && distance.error().errnum != ENOENT)
+        return Fail(distance.error().errnum, "{}/distance: {}", dir, distance.error().reason);
+      if (distance) node.distance = distance->value_or("");
+      // cpulist came after cpumap (kernels before 2.6.27 have only the mask): then it is the
+      // mask's list, as a later kernel would print it.
+      auto list = ReadAttr(dir + "/cpulist");
+      if (!list && list.error().errnum != ENOENT)
+        return Fail(list.error().errnum, "{}/cpulist: {}", dir, list.error().reason);
+      if (list) {
+        node.cpulist = ListMatchingMask(node.cpumap, list->value_or(""), dir + "/cpulist");
+      } else if (auto set = ParseCpuMask(node.cpumap)) {
+        node.cpulist = set->ToList();
       }
       numa.nodes.push_back(std::move(node));
     }
@@ -393,6 +446,7 @@ class Reader {
   std::set<Bdf> pci_wanted_;     // functions to include (with their ancestors)
   std::set<Bdf> nic_functions_;  // functions of RDMA devices and netdevs
   std::map<Bdf, std::optional<Bdf>> chain_parent_;
+  std::map<Bdf, std::string> device_dir_;  // "/devices/pci0000:00/0000:00:01.0/..."
 };
 
 }  // namespace

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "sysfs/disk_fs.h"
 #include "sysfs/materialize.h"
@@ -110,6 +112,57 @@ TEST_CASE("A hostile tree on disk cannot lead the reader outside it") {
   ReadOptions opts;
   opts.devices = std::vector<std::string>{"evil"};
   CHECK_FALSE(ReadSnapshot(*disk, opts).ok());
+}
+
+// Replaces the file at `path` (in a materialized, read-only tree) with `bytes`; nullopt removes it.
+void Rewrite(const fs::path& path, std::optional<std::string> bytes) {
+  fs::permissions(path.parent_path(), fs::perms::owner_all, fs::perm_options::add);
+  fs::remove(path);
+  if (!bytes) return;
+  std::ofstream(path, std::ios::binary) << *bytes;
+}
+
+// What older kernels and trimmed captures look like (hwloc's test trees of real machines):
+// the reader takes them as a live kernel would have shown them, or keeps what hwloc reads.
+TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel meant them") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  const fs::path node = tmp / "sys/devices/system/node";
+  // A NUL after the newline (the node cpumap and has_* files of hwloc's captures).
+  Rewrite(node / "has_cpu", std::string("0-1\n\0", 5));
+  Rewrite(node / "node0/cpumap", std::string("0f\n\0", 4));
+  // No cpulist (kernels before 2.6.27) and no distance (hand-made trees).
+  Rewrite(node / "node1/cpulist", std::nullopt);
+  Rewrite(node / "node1/distance", std::nullopt);
+  // Lists edited apart from their masks: the masks are what hwloc, libnuma and NCCL read.
+  Rewrite(node / "node0/cpulist", "0-1\n");
+  const fs::path nic = tmp / "sys/bus/pci/devices/0000:04:00.0";
+  Rewrite(fs::canonical(nic) / "local_cpulist", "5\n");
+  // A bridge missing from /sys/bus/pci/devices: its attributes are in its own directory.
+  const std::string bridge_dir = fs::canonical(tmp / "sys/bus/pci/devices/0000:02:01.0");
+  Rewrite(tmp / "sys/bus/pci/devices/0000:02:01.0", std::nullopt);
+
+  auto disk = DiskFs::Open(tmp / "sys");
+  REQUIRE(disk.ok());
+  auto r = ReadSnapshot(*disk);
+  REQUIRE(r.ok());
+  Snapshot want = testing::MiniHost();
+  want.comment.reset();
+  want.numa->nodes[1].distance = "";
+  INFO(testing::FirstDifference(SerializeSnapshot(r->snapshot), SerializeSnapshot(want)));
+  CHECK(SerializeSnapshot(r->snapshot) == SerializeSnapshot(want));
+  CHECK(fs::exists(bridge_dir + "/class"));
+  std::string warnings;
+  for (const auto& w : r->warnings) warnings += w + "\n";
+  CHECK_THAT(warnings, Catch::Contains("node0/cpulist: the list '0-1' disagrees with the mask '0f'; "
+                                       "kept the mask's '0-3'"));
+  CHECK_THAT(warnings, Catch::Contains("0000:04:00.0/local_cpulist: the list '5' disagrees"));
+
+  // A node without distance is rendered without one, as it was read.
+  TempDir again;
+  REQUIRE(Materialize(Synthesize(r->snapshot).value(), again / "sys").ok());
+  CHECK(fs::exists(again / "sys/devices/system/node/node0/distance"));
+  CHECK_FALSE(fs::exists(again / "sys/devices/system/node/node1/distance"));
 }
 
 }  // namespace

@@ -329,7 +329,8 @@ class Builder {
       if (!nd) return std::move(nd).error();
       RXP_TRY(t_.AddFile(*nd, "cpumap", n.cpumap + "\n"));
       RXP_TRY(t_.AddFile(*nd, "cpulist", n.cpulist + "\n"));
-      RXP_TRY(t_.AddFile(*nd, "distance", n.distance + "\n"));
+      // Empty: the capture had none (the snapshot reader); a live kernel always has one.
+      if (!n.distance.empty()) RXP_TRY(t_.AddFile(*nd, "distance", n.distance + "\n"));
     }
     return Ok();
   }

@@ -210,10 +210,19 @@ def hwloc(a):
     # A directory of its own: selftest runs this check on damaged trees, possibly in parallel.
     view = tempfile.mkdtemp(prefix="hwloc-view-", dir=a.work)
     shutil.copytree(rendered_dir(a), os.path.join(view, "sys"), symlinks=True)
-    cpu = os.path.join(view, "sys", "devices", "system", "cpu")
-    os.rmdir(cpu)
-    shutil.copytree(os.path.join(a.work, "root", "sys", "devices", "system", "cpu"), cpu, symlinks=True)
-    shutil.copytree(os.path.join(a.work, "root", "proc"), os.path.join(view, "proc"), symlinks=True)
+    # The passthrough points (synthesize.cc kPassthroughRules: the CPU topology and the
+    # cgroup tree, whose cpuset limits hwloc applies) get the source's own, as a sandbox would.
+    for rel in (("devices", "system", "cpu"), ("fs", "cgroup")):
+        point = os.path.join(view, "sys", *rel)
+        source = os.path.join(a.work, "root", "sys", *rel)
+        if os.path.isdir(point) and os.path.isdir(source):
+            os.rmdir(point)
+            shutil.copytree(source, point, symlinks=True)
+    # Everything of the source root besides sys: its /proc, and the cgroup mounts /proc/mounts
+    # may name outside /sys (hwloc's captures keep them at /dev/cpuset or /cgroup).
+    for top in sorted(os.listdir(os.path.join(a.work, "root"))):
+        if top != "sys" and os.path.isdir(os.path.join(a.work, "root", top)):
+            shutil.copytree(os.path.join(a.work, "root", top), os.path.join(view, top), symlinks=True)
     trees = {"source": lstopo(os.path.join(a.work, "root")), "rendered": lstopo(view)}
     shutil.rmtree(view)
     wanted = [("pci", b) for b in gpus_and_nics(snap)]
