@@ -124,7 +124,7 @@ void Rewrite(const fs::path& path, std::optional<std::string> bytes) {
 
 // What older kernels and trimmed captures look like (hwloc's test trees of real machines):
 // the reader takes them as a live kernel would have shown them, or keeps what hwloc reads.
-TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel meant them") {
+TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel meant them, meminfo keeps MemTotal") {
   TempDir tmp;
   REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
   const fs::path node = tmp / "sys/devices/system/node";
@@ -134,6 +134,9 @@ TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel mea
   // No cpulist (kernels before 2.6.27) and no distance (hand-made trees).
   Rewrite(node / "node1/cpulist", std::nullopt);
   Rewrite(node / "node1/distance", std::nullopt);
+  // meminfo: MemTotal is kept (the rest is live state); a malformed one is skipped.
+  Rewrite(node / "node0/meminfo", "Node 0 MemTotal:       32658348 kB\nNode 0 MemFree:        1000 kB\n");
+  Rewrite(node / "node1/meminfo", "Node 1 MemTotal:       lots\n");
   // Lists edited apart from their masks: the masks are what hwloc, libnuma and NCCL read.
   Rewrite(node / "node0/cpulist", "0-1\n");
   const fs::path nic = tmp / "sys/bus/pci/devices/0000:04:00.0";
@@ -149,6 +152,7 @@ TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel mea
   Snapshot want = testing::MiniHost();
   want.comment.reset();
   want.numa->nodes[1].distance = "";
+  want.numa->nodes[0].mem_total_kb = 32658348;
   INFO(testing::FirstDifference(SerializeSnapshot(r->snapshot), SerializeSnapshot(want)));
   CHECK(SerializeSnapshot(r->snapshot) == SerializeSnapshot(want));
   CHECK(fs::exists(bridge_dir + "/class"));
@@ -157,12 +161,18 @@ TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel mea
   CHECK_THAT(warnings, Catch::Contains("node0/cpulist: the list '0-1' disagrees with the mask '0f'; "
                                        "kept the mask's '0-3'"));
   CHECK_THAT(warnings, Catch::Contains("0000:04:00.0/local_cpulist: the list '5' disagrees"));
+  CHECK_THAT(warnings, Catch::Contains("node1/meminfo: no MemTotal in kB"));
 
   // A node without distance is rendered without one, as it was read.
   TempDir again;
   REQUIRE(Materialize(Synthesize(r->snapshot).value(), again / "sys").ok());
   CHECK(fs::exists(again / "sys/devices/system/node/node0/distance"));
   CHECK_FALSE(fs::exists(again / "sys/devices/system/node/node1/distance"));
+  std::ifstream meminfo(again / "sys/devices/system/node/node0/meminfo");
+  std::string line;
+  std::getline(meminfo, line);
+  CHECK(line == "Node 0 MemTotal:       32658348 kB");  // node_read_meminfo()'s format
+  CHECK_FALSE(fs::exists(again / "sys/devices/system/node/node1/meminfo"));
 }
 
 }  // namespace

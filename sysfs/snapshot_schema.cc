@@ -320,7 +320,7 @@ Result<Netdev> ParseNetdev(const Json& j, const std::string& path) {
 }
 
 Result<NumaNode> ParseNumaNode(const Json& j, const std::string& path) {
-  RXP_TRY(CheckKeys(j, path, {"id", "cpumap", "cpulist", "distance"}));
+  RXP_TRY(CheckKeys(j, path, {"id", "cpumap", "cpulist", "distance", "mem_total_kb"}));
   NumaNode node;
   auto i = RequiredUint(j, path, "id", Limits::kNumaNodes - 1);
   if (!i) return std::move(i).error();
@@ -330,6 +330,11 @@ Result<NumaNode> ParseNumaNode(const Json& j, const std::string& path) {
     auto s = RequiredString(j, path, key, Limits::kAttrBytes);
     if (!s) return std::move(s).error();
     *out = std::move(*s);
+  }
+  if (const Json* mem = Field(j, "mem_total_kb"); mem != nullptr && !mem->is_null()) {
+    auto kb = GetUint(*mem, path + ".mem_total_kb", Limits::kNodeMemKb);
+    if (!kb) return std::move(kb).error();
+    node.mem_total_kb = *kb;
   }
   return node;
 }
@@ -854,6 +859,7 @@ std::string SerializeSnapshot(const Snapshot& s) {
       j["cpumap"] = n.cpumap;
       j["cpulist"] = n.cpulist;
       j["distance"] = n.distance;
+      if (n.mem_total_kb) j["mem_total_kb"] = *n.mem_total_kb;
       nodes.push_back(std::move(j));
     }
     numa["nodes"] = std::move(nodes);

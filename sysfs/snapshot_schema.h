@@ -90,6 +90,9 @@ struct NumaNode {
   std::string cpumap;    // "%*pb" mask, as NCCL's ncclStrToCpuset parses it
   std::string cpulist;
   std::string distance;  // "10 21"
+  // MemTotal of nodeN/meminfo (node_read_meminfo()), the one line of it that is not live
+  // state: hwloc's NUMA node size, libnuma's numa_node_size64(). Absent: not captured.
+  std::optional<uint64_t> mem_total_kb;
 };
 
 struct Numa {
@@ -143,6 +146,7 @@ struct Limits {
   static constexpr size_t kNumaNodes = 1024;  // MAX_NUMNODES
   static constexpr size_t kAttrBytes = 4096;  // PAGE_SIZE: a sysfs attribute's maximum
   static constexpr size_t kPciDepth = 32;     // bridges between a root bus and a function
+  static constexpr uint64_t kNodeMemKb = 1ull << 42;  // 4 PiB per NUMA node
 };
 
 // Sorts every list into the canonical order the Snapshot comments promise.

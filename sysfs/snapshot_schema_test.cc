@@ -87,6 +87,9 @@ TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
       {"/numa/nodes/0/cpulist", "0-2", "disagree"},
       {"/numa/nodes/1/id", 0, "duplicate NUMA node id 0"},
       {"/numa/nodes/0/distance", "10 x", "is not a number"},
+      {"/numa/nodes/0/mem_total_kb", "32 GB", "mem_total_kb"},
+      {"/numa/nodes/0/mem_total_kb", -1, "mem_total_kb"},
+      {"/numa/nodes/0/mem_total_kb", uint64_t{1} << 50, "mem_total_kb"},
       {"/peer_memory/nvidia_peermem", 1, "expected a string"},
   };
   for (const auto& c : cases) {

@@ -331,6 +331,9 @@ class Builder {
       RXP_TRY(t_.AddFile(*nd, "cpulist", n.cpulist + "\n"));
       // Empty: the capture had none (the snapshot reader); a live kernel always has one.
       if (!n.distance.empty()) RXP_TRY(t_.AddFile(*nd, "distance", n.distance + "\n"));
+      // node_read_meminfo()'s first line, in its format; the rest is live state.
+      if (n.mem_total_kb)
+        RXP_TRY(t_.AddFile(*nd, "meminfo", fmt::format("Node {} MemTotal:       {:8} kB\n", n.id, *n.mem_total_kb)));
     }
     return Ok();
   }
