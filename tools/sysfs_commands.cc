@@ -179,8 +179,12 @@ void AddShow(CLI::App* sysfs) {
     fmt::print("{}", sysfs::FormatTopoMatrix(sysfs::BuildTopoMatrix(*selected)));
     if (selected->numa) {
       fmt::print("\nNUMA nodes:\n\n");
-      for (const auto& n : selected->numa->nodes)
-        fmt::print("  node{}: cpus {} (distance {})\n", n.id, n.cpulist, n.distance);
+      for (const auto& n : selected->numa->nodes) {
+        std::string memory =
+            n.mem_total_kb ? fmt::format(", {:.1f} GiB", static_cast<double>(*n.mem_total_kb) / (1 << 20)) : "";
+        std::string distance = n.distance.empty() ? "" : fmt::format(" (distance {})", n.distance);
+        fmt::print("  node{}: cpus {}{}{}\n", n.id, n.cpulist, memory, distance);
+      }
     }
     const auto& pm = selected->peer_memory;
     fmt::print("\nGPUDirect RDMA peer-memory markers: {}\n",
