@@ -82,6 +82,17 @@ Result<Bdf> ParseBdf(std::string_view text) {
 
 bool IsBdf(std::string_view text) { return TryParseBdf(text).has_value(); }
 
+std::optional<Bdf> TryParseBusId(std::string_view text) {
+  // "dddd:bb" is 7 characters.
+  if (text.size() != 7) return std::nullopt;
+  return TryParseBdf(std::string(text) + ":00.0");
+}
+
+std::optional<Bdf> TryParseRootName(std::string_view text) {
+  if (!text.starts_with("pci")) return std::nullopt;
+  return TryParseBusId(text.substr(3));
+}
+
 std::string DevNum::ToString() const { return fmt::format("{}:{}", major, minor); }
 
 Result<DevNum> ParseDevNum(std::string_view text) {

@@ -30,11 +30,15 @@ struct Bdf {
 };
 
 // Strict: exactly "dddd:bb:dd.f" in lower-case hex, as NCCL's checkBDFFormat and the kernel
-// expect. Wider (VMD, Hyper-V) domains are refused with a reason: NCCL and hwloc (16-bit
+// expect. Wider (VMD) domains are refused with a reason: NCCL and hwloc (16-bit
 // domains) cannot use them either.
 Result<Bdf> ParseBdf(std::string_view text);
 std::optional<Bdf> TryParseBdf(std::string_view text);  // the same, without a reason
 bool IsBdf(std::string_view text);
+// A root bus: its bus id "dddd:bb" (Bdf::BusId), or its root complex directory "pcidddd:bb"
+// (Bdf::RootName). Function 00.0 of that bus.
+std::optional<Bdf> TryParseBusId(std::string_view text);
+std::optional<Bdf> TryParseRootName(std::string_view text);
 
 // A device number as in uverbsN/dev: "231:192".
 struct DevNum {

@@ -29,6 +29,26 @@ TEST_CASE("BDFs parse strictly and print like pci_name()") {
   CHECK(wide.error().reason.find("wider than 16 bits") != std::string::npos);
 }
 
+TEST_CASE("Root buses parse from their bus id and their root complex directory") {
+  auto bus = TryParseBusId("e332:00");
+  REQUIRE(bus);
+  CHECK(bus->domain == 0xe332);
+  CHECK(bus->bus == 0);
+  CHECK(bus->RootName() == "pcie332:00");
+  auto root = TryParseRootName("pci0000:17");
+  REQUIRE(root);
+  CHECK(root->BusId() == "0000:17");
+  for (const char* bad : {"e332:0", "e332:000", "E332:00", "10000:e0", "", "e332:00/"}) {
+    INFO(bad);
+    CHECK_FALSE(TryParseBusId(bad));
+  }
+  for (const char* bad : {"pci10000:e0", "pcie332", "PCI0000:00", "0000:00", "pci0000:00:00.0",
+                          "VMBUS:00", "LNXSYSTM:00"}) {
+    INFO(bad);
+    CHECK_FALSE(TryParseRootName(bad));
+  }
+}
+
 TEST_CASE("Device numbers and uverbs names") {
   auto dev = ParseDevNum("231:192");
   REQUIRE(dev.ok());

@@ -122,6 +122,10 @@ Result<Snapshot> Select(const Snapshot& host, const SelectOptions& opts) {
   for (const Bdf& bdf : closure) {
     PciFunction fn = *host.FindPci(bdf);
     if (fn.physfn && !closure.count(*fn.physfn)) fn.physfn.reset();
+    // A kept root below a non-PCI device keeps its place (realpaths stay the host's).
+    if (auto parent = host.pci_root_parents.find(fn.bdf.BusId());
+        !fn.parent && parent != host.pci_root_parents.end())
+      out.pci_root_parents.insert(*parent);
     out.pci_functions.push_back(std::move(fn));
   }
 

@@ -44,6 +44,17 @@ TEST_CASE("Selecting a device keeps its netdevs and the GPUs, not other NICs") {
   CHECK_THAT(Select(host, o).error().reason, Catch::Contains("no RDMA device 'mlx5_7'"));
 }
 
+TEST_CASE("A kept root complex keeps its non-PCI parent") {
+  Snapshot host = testing::MiniHost();
+  host.pci_root_parents["0000:80"] = "VMBUS:00/00000080-0000-0000-0000-000000000080";
+  SelectOptions o;
+  o.devices = std::vector<std::string>{"mlx5_0"};
+  auto s = Select(host, o);
+  REQUIRE(s.ok());
+  CHECK(s->pci_root_parents == host.pci_root_parents);
+  CHECK(Validate(*s).ok());
+}
+
 TEST_CASE("A VF brings its PF along, function 1 brings function 0") {
   Snapshot host = testing::MiniHost();
   SelectOptions o;

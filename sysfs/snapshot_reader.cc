@@ -170,11 +170,11 @@ class Reader {
       return Fail(EINVAL, "{} resolves to {}, not a {} class device", link, Quote(*real), cls);
     std::string parent = real->substr(0, real->size() - suffix.size());
     if (parent == "/devices/virtual") return std::optional<Bdf>{};
-    auto chain = ParsePciPath(parent);
-    if (!chain) return Fail(EINVAL, "{} lives at {}: neither virtual nor on a PCI function ({})", link,
-                            Quote(*real), chain.error().reason);
-    RememberChain(parent, *chain);
-    return std::optional<Bdf>{chain->back()};
+    auto pci = ParsePciPath(parent);
+    if (!pci) return Fail(EINVAL, "{} lives at {}: neither virtual nor on a PCI function ({})", link,
+                          Quote(*real), pci.error().reason);
+    RememberChain(*pci);
+    return std::optional<Bdf>{pci->chain.back()};
   }
 
   Result<Port> ReadPort(const std::string& dir, uint32_t number) {
@@ -288,8 +288,12 @@ class Reader {
       }
       if (!opts_.devices) {
         for (const auto& n : *all) {
+          // On PCI (Hyper-V's accelerated-networking VF too); not a netvsc netdev on VMBus.
           auto real = sys_.RealPath("/class/net/" + n);
-          if (real && real->starts_with("/devices/pci")) candidates.insert(n);
+          const std::string suffix = "/net/" + n;
+          if (real && real->ends_with(suffix) &&
+              ParsePciPath(std::string_view(*real).substr(0, real->size() - suffix.size())))
+            candidates.insert(n);
         }
       }
     }
@@ -337,23 +341,29 @@ class Reader {
     std::string link = "/bus/pci/devices/" + bdf.ToString();
     auto real = sys_.RealPath(link);
     if (!real) return Fail(real.error().errnum, "{}: {}", link, real.error().reason);
-    auto chain = ParsePciPath(*real);
-    if (!chain) return Fail(EINVAL, "{} -> {}: {}", link, Quote(*real), chain.error().reason);
-    if (chain->back() != bdf) return Fail(EINVAL, "{} resolves to another function {}", link, Quote(*real));
-    RememberChain(*real, *chain);
+    auto pci = ParsePciPath(*real);
+    if (!pci) return Fail(EINVAL, "{} -> {}: {}", link, Quote(*real), pci.error().reason);
+    if (pci->chain.back() != bdf) return Fail(EINVAL, "{} resolves to another function {}", link, Quote(*real));
+    RememberChain(*pci);
     return Ok();
   }
 
-  // Each function of `chain` (ParsePciPath of `real`), with its parent and its own directory:
-  // a prefix of `real`. Attributes are read there rather than through /bus/pci/devices, which
-  // a trimmed capture (hwloc-gather-topology's) may lack for a bridge; on a live kernel the
-  // two are the same directory.
-  void RememberChain(std::string_view real, const std::vector<Bdf>& chain) {
-    size_t end = real.find('/', std::string_view("/devices/").size());  // past pciDDDD:BB
-    for (size_t i = 0; i < chain.size() && end != std::string_view::npos; ++i) {
-      end = real.find('/', end + 1);
-      chain_parent_[chain[i]] = i == 0 ? std::nullopt : std::optional<Bdf>(chain[i - 1]);
-      device_dir_[chain[i]] = std::string(real.substr(0, end));
+  // Each function of a parsed path, with its parent and its own directory (a prefix of the
+  // path), and the root complex's parent when it is not /devices. Attributes are read there
+  // rather than through /bus/pci/devices, which a trimmed capture (hwloc-gather-topology's) may
+  // lack for a bridge; on a live kernel the two are the same directory.
+  void RememberChain(const PciPath& pci) {
+    std::string dir = "/devices/";
+    if (!pci.root_parent.empty()) {
+      dir += pci.root_parent + "/";
+      // A bus id names one root complex: every path to it has the same parent.
+      root_parents_.emplace(pci.chain.front().BusId(), pci.root_parent);
+    }
+    dir += pci.chain.front().RootName();
+    for (size_t i = 0; i < pci.chain.size(); ++i) {
+      dir += "/" + pci.chain[i].ToString();
+      chain_parent_[pci.chain[i]] = i == 0 ? std::nullopt : std::optional<Bdf>(pci.chain[i - 1]);
+      device_dir_[pci.chain[i]] = dir;
     }
   }
 
@@ -369,9 +379,9 @@ class Reader {
       if (sys_.Kind(physfn, false).ok()) {
         auto real = sys_.RealPath(physfn);
         if (!real) return std::move(real).error();
-        auto chain = ParsePciPath(*real);
-        if (!chain) return Fail(EINVAL, "{} -> {}: {}", physfn, Quote(*real), chain.error().reason);
-        extra.insert(chain->back());
+        auto pf = ParsePciPath(*real);
+        if (!pf) return Fail(EINVAL, "{} -> {}: {}", physfn, Quote(*real), pf.error().reason);
+        extra.insert(pf->chain.back());
       }
     }
     pci_wanted_.insert(extra.begin(), extra.end());
@@ -401,10 +411,13 @@ class Reader {
       if (sys_.Kind(dir + "/physfn", false).ok()) {
         auto real = sys_.RealPath(dir + "/physfn");
         if (!real) return std::move(real).error();
-        auto chain = ParsePciPath(*real);
-        if (!chain) return Fail(EINVAL, "{}/physfn: {}", dir, chain.error().reason);
-        if (all.count(chain->back())) fn.physfn = chain->back();
+        auto pf = ParsePciPath(*real);
+        if (!pf) return Fail(EINVAL, "{}/physfn: {}", dir, pf.error().reason);
+        if (all.count(pf->chain.back())) fn.physfn = pf->chain.back();
       }
+      if (!fn.parent)
+        if (auto parent = root_parents_.find(bdf.BusId()); parent != root_parents_.end())
+          out_.snapshot.pci_root_parents.insert(*parent);
       out_.snapshot.pci_functions.push_back(std::move(fn));
     }
     return Ok();
@@ -467,33 +480,43 @@ class Reader {
   std::set<Bdf> nic_functions_;  // functions of RDMA devices and netdevs
   std::map<Bdf, std::optional<Bdf>> chain_parent_;
   std::map<Bdf, std::string> device_dir_;  // "/devices/pci0000:00/0000:00:01.0/..."
+  std::map<std::string, std::string, std::less<>> root_parents_;  // Snapshot::pci_root_parents
 };
 
 }  // namespace
 
-Result<std::vector<Bdf>> ParsePciPath(std::string_view real) {
-  // /devices/pciDDDD:BB/<bdf>/<bdf>... (pci_create_root_bus(), then device_add() per level).
+Result<PciPath> ParsePciPath(std::string_view real) {
+  // /devices/[<parent>/]pciDDDD:BB/<bdf>/<bdf>...: pci_create_root_bus() below its parent
+  // device (none, or Hyper-V's VMBus device), then device_add() per level.
   constexpr std::string_view kDevices = "/devices/";
   if (!real.starts_with(kDevices)) return Fail(EINVAL, "not below /devices");
-  std::string_view rest = real.substr(kDevices.size());
-  size_t slash = rest.find('/');
-  std::string_view root = rest.substr(0, slash);
-  if (!root.starts_with("pci") || !IsBdf(std::string(root.substr(3)) + ":00.0"))
-    return Fail(EINVAL, "{} is not a PCI root complex (pciDDDD:BB)", Quote(root));
-  std::vector<Bdf> chain;
-  while (slash != std::string_view::npos) {
-    rest = rest.substr(slash + 1);
-    slash = rest.find('/');
-    std::string_view comp = rest.substr(0, slash);
-    auto bdf = ParseBdf(comp);
-    if (!bdf) return Fail(EINVAL, "component {} below {} is not a PCI function (VMD/Hyper-V layouts are unsupported)",
-                          Quote(comp), root);
-    chain.push_back(*bdf);
+  const std::vector<std::string_view> comps = PathComponents(real.substr(kDevices.size()));
+  size_t r = 0;
+  while (r < comps.size() && !TryParseRootName(comps[r])) ++r;
+  if (r == comps.size())
+    return Fail(EINVAL, "{} is not below a PCI root complex (pciDDDD:BB)", Quote(real));
+  const std::string_view root = comps[r];
+  PciPath out;
+  for (size_t i = 0; i < r; ++i) {
+    if (IsBdf(comps[i]))  // VMD: a root complex below a PCI function (and 32-bit domains)
+      return Fail(EINVAL, "{} sits below PCI function {} (VMD layouts are unsupported)",
+                  Quote(root), comps[i]);
+    if (i > 0) out.root_parent += '/';
+    out.root_parent += comps[i];
   }
-  if (chain.empty()) return Fail(EINVAL, "{} is a root complex, not a function", Quote(real));
-  if (chain.front().RootName() != root)
-    return Fail(EINVAL, "{} sits below {}, which owns another bus", chain.front().ToString(), root);
-  return chain;
+  for (size_t i = r + 1; i < comps.size(); ++i) {
+    auto bdf = ParseBdf(comps[i]);
+    if (!bdf) return Fail(EINVAL, "component {} below {} is not a PCI function (VMD layouts are unsupported)",
+                          Quote(comps[i]), root);
+    out.chain.push_back(*bdf);
+  }
+  if (out.chain.empty()) return Fail(EINVAL, "{} is a root complex, not a function", Quote(real));
+  if (out.chain.front().RootName() != root)
+    return Fail(EINVAL, "{} sits below {}, which owns another bus", out.chain.front().ToString(), root);
+  if (r > Limits::kRootParentDepth)
+    return Fail(E2BIG, "{} sits {} directories below /devices; at most {} are supported", Quote(root),
+                r, Limits::kRootParentDepth);
+  return out;
 }
 
 Result<ReadResult> ReadSnapshot(const FsView& sys, const ReadOptions& options) {

@@ -37,8 +37,16 @@ struct ReadResult {
 
 Result<ReadResult> ReadSnapshot(const FsView& sys, const ReadOptions& options = {});
 
-// "/devices/pci0000:00/0000:00:01.0/0000:01:00.0" -> {0000:00:01.0, 0000:01:00.0}. Refuses
-// paths with anything but BDFs below the root complex (VMD and Hyper-V domains).
-Result<std::vector<Bdf>> ParsePciPath(std::string_view real_path);
+// Where a PCI function's directory is: the root complex's parent below /devices ("" when it is
+// /devices itself; "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/<GUID>" on Hyper-V) and the
+// functions from the root bus down.
+struct PciPath {
+  std::string root_parent;
+  std::vector<Bdf> chain;
+};
+// "/devices/pci0000:00/0000:00:01.0/0000:01:00.0" -> {"", {0000:00:01.0, 0000:01:00.0}}.
+// Refuses paths with anything but BDFs below the root complex, and root complexes below a PCI
+// function (VMD).
+Result<PciPath> ParsePciPath(std::string_view real_path);
 
 }  // namespace rxp::sysfs

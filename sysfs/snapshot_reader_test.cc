@@ -41,6 +41,24 @@ TEST_CASE("Reading a synthesized tree gives back the snapshot (in memory)") {
   CHECK(SerializeSnapshot(back->snapshot) == SerializeSnapshot(host));
 }
 
+TEST_CASE("Reading a tree whose root complex sits below a VMBus device keeps the parent") {
+  Snapshot host = testing::MiniHost();
+  host.comment.reset();
+  host.pci_root_parents["0000:80"] = "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/00000080-0000-0000-0000-000000000080";
+  SysfsVfs vfs(std::make_shared<const Tree>(Synthesize(host).value()));
+  VfsView view(vfs);
+  auto back = ReadSnapshot(view);
+  REQUIRE(back.ok());
+  INFO(testing::FirstDifference(SerializeSnapshot(back->snapshot), SerializeSnapshot(host)));
+  CHECK(SerializeSnapshot(back->snapshot) == SerializeSnapshot(host));
+  // Reading only a device on the other root leaves the parent out with its root.
+  ReadOptions opts;
+  opts.devices = std::vector<std::string>{"mlx5_0"};
+  auto one = ReadSnapshot(view, opts);
+  REQUIRE(one.ok());
+  CHECK(one->snapshot.pci_root_parents == host.pci_root_parents);  // the GPU on 0000:80 stays
+}
+
 TEST_CASE("Selecting devices keeps one NIC with its ancestry, its netdevs and every GPU") {
   MiniView m;
   ReadOptions opts;
@@ -74,12 +92,35 @@ TEST_CASE("Names the caller asked for must exist") {
 }
 
 TEST_CASE("PCI paths must be plain root-complex chains") {
-  CHECK(ParsePciPath("/devices/pci0000:00/0000:00:01.0/0000:01:00.0").value().size() == 2);
+  auto plain = ParsePciPath("/devices/pci0000:00/0000:00:01.0/0000:01:00.0");
+  REQUIRE(plain.ok());
+  CHECK(plain->root_parent.empty());
+  REQUIRE(plain->chain.size() == 2);
+  CHECK(plain->chain[1].ToString() == "0000:01:00.0");
   CHECK_THAT(ParsePciPath("/devices/pci0000:00/0000:00:0e.0/pci10000:e0/10000:e0:06.0").error().reason,
+             Catch::Contains("VMD"));
+  // A root complex below a PCI function, even with a 16-bit domain, is VMD's layout.
+  CHECK_THAT(ParsePciPath("/devices/pci0000:00/0000:00:0e.0/pci1000:e0/1000:e0:06.0").error().reason,
              Catch::Contains("VMD"));
   CHECK_FALSE(ParsePciPath("/devices/virtual/net/lo").ok());
   CHECK_FALSE(ParsePciPath("/devices/pci0000:00").ok());
   CHECK_FALSE(ParsePciPath("/devices/pci0000:00/0000:17:00.0").ok());  // bus 17 is not root bus 00
+  // A netvsc netdev's VMBus device is not on PCI.
+  CHECK_FALSE(ParsePciPath("/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
+                           "000d3a6e-4b3c-000d-3a6e-4b3c000d3a6e").ok());
+}
+
+TEST_CASE("Hyper-V vPCI: the root complex below its VMBus device") {
+  // hv_pci_probe(): the root bus's domain comes from the instance GUID (e332 here).
+  auto p = ParsePciPath("/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/"
+                        "d4730f70-e332-4ad8-8b61-f7a53d8e3f84/pcie332:00/e332:00:00.0");
+  REQUIRE(p.ok());
+  CHECK(p->root_parent == "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/d4730f70-e332-4ad8-8b61-f7a53d8e3f84");
+  REQUIRE(p->chain.size() == 1);
+  CHECK(p->chain[0].ToString() == "e332:00:00.0");
+  std::string deep = "/devices";
+  for (int i = 0; i < 17; ++i) deep += "/d" + std::to_string(i);
+  CHECK(ParsePciPath(deep + "/pci0001:00/0001:00:00.0").error().errnum == E2BIG);
 }
 
 TEST_CASE("A hostile tree on disk cannot lead the reader outside it") {

@@ -365,6 +365,22 @@ Result<PeerMemory> ParsePeerMemory(const Json& j, const std::string& path) {
 
 // Rejects nesting deeper than the schema has, before nlohmann builds (and recursively
 // destroys) a DOM for it: a hostile "[[[[..." must not exhaust the stack.
+// Keys and values are checked by Validate (ValidateRootParents), like every other name.
+Result<std::map<std::string, std::string, std::less<>>> ParseRootParents(const Json& j,
+                                                                         const std::string& path) {
+  if (!j.is_object()) return Fail(EINVAL, "{}: expected an object, got {}", path, TypeName(j));
+  if (j.size() > Limits::kPciFunctions)
+    return Fail(E2BIG, "{}: {} entries exceed the limit of {}", path, j.size(),
+                Limits::kPciFunctions);
+  std::map<std::string, std::string, std::less<>> out;
+  for (const auto& [key, value] : j.items()) {
+    auto v = GetString(value, fmt::format("{}.{}", path, Quote(key)), Limits::kRootParentBytes);
+    if (!v) return std::move(v).error();
+    out.emplace(key, std::move(*v));
+  }
+  return out;
+}
+
 Result<void> CheckNesting(std::string_view text) {
   int depth = 0;
   bool in_string = false, escaped = false;
@@ -540,6 +556,43 @@ Result<void> ValidatePci(const Snapshot& s) {
   return Ok();
 }
 
+// A root complex's parent is a path of plain device names below /sys/devices: no root complex
+// or function among them (a root below a PCI function is VMD, whose domains are not
+// supported), and not the kernel's own /sys/devices/{system,virtual}.
+Result<void> CheckRootParent(const std::string& path, std::string_view parent) {
+  if (parent.size() > Limits::kRootParentBytes)
+    return Fail(ENAMETOOLONG, "{}: longer than {} bytes", path, Limits::kRootParentBytes);
+  size_t count = 0;
+  for (size_t pos = 0;;) {
+    const size_t slash = parent.find('/', pos);
+    const std::string_view comp = parent.substr(pos, slash - pos);  // to the end when npos
+    if (++count > Limits::kRootParentDepth)
+      return Fail(E2BIG, "{}: more than {} components", path, Limits::kRootParentDepth);
+    RXP_TRY(CheckComponent(path, comp));
+    if (TryParseRootName(comp) || IsBdf(comp))
+      return Fail(EINVAL, "{}: component {} is a PCI root complex or function; roots below PCI "
+                  "(VMD) are not supported", path, Quote(comp));
+    if (count == 1 && (comp == "system" || comp == "virtual"))
+      return Fail(EINVAL, "{}: /sys/devices/{} is the kernel's own directory, not a device", path,
+                  comp);
+    if (slash == std::string_view::npos) return Ok();
+    pos = slash + 1;
+  }
+}
+
+// Each listed bus must be the root bus of some function (a dangling entry is a typo).
+Result<void> ValidateRootParents(const Snapshot& s) {
+  for (const auto& [bus_id, parent] : s.pci_root_parents) {
+    const std::string path = fmt::format("pci_root_parents.{}", Quote(bus_id));
+    if (!TryParseBusId(bus_id)) return Fail(EINVAL, "{}: not a root bus id of the form dddd:bb", path);
+    const bool on_root = std::any_of(s.pci_functions.begin(), s.pci_functions.end(),
+                                     [&](const PciFunction& fn) { return !fn.parent && fn.bdf.BusId() == bus_id; });
+    if (!on_root) return Fail(EINVAL, "{}: no PCI function sits on root bus {}", path, bus_id);
+    RXP_TRY(CheckRootParent(path, parent));
+  }
+  return Ok();
+}
+
 Result<void> ValidateRdma(const Snapshot& s) {
   if (s.rdma_devices.size() > Limits::kRdmaDevices)
     return Fail(E2BIG, "rdma_devices: {} entries exceed {}", s.rdma_devices.size(), Limits::kRdmaDevices);
@@ -684,6 +737,12 @@ bool IsGpuClass(uint32_t c) { return (c >> 8) == 0x0300 || (c >> 8) == 0x0302; }
 bool IsNvSwitch(uint32_t c, uint32_t vendor) { return (c >> 8) == 0x0680 && vendor == 0x10de; }
 bool IsNicClass(uint32_t c) { return (c >> 16) == 0x02; }
 
+std::string PciRootDir(const Snapshot& s, const Bdf& bdf) {
+  auto parent = s.pci_root_parents.find(bdf.BusId());
+  if (parent == s.pci_root_parents.end()) return "devices/" + bdf.RootName();
+  return fmt::format("devices/{}/{}", parent->second, bdf.RootName());
+}
+
 std::optional<int> NumaNodeOf(const PciFunction& fn) {
   auto it = fn.attrs.find("numa_node");
   if (it == fn.attrs.end() || !it->second) return std::nullopt;
@@ -708,6 +767,7 @@ Result<void> Validate(const Snapshot& s) {
     return Fail(ERANGE, "verbs_abi_version: {} is absurd", *s.verbs_abi_version);
   if (s.numa) RXP_TRY(ValidateNuma(*s.numa));
   RXP_TRY(ValidatePci(s));
+  RXP_TRY(ValidateRootParents(s));
   RXP_TRY(ValidateRdma(s));
   RXP_TRY(ValidateNetdevs(s));
   for (const auto* v : {&s.peer_memory.nvidia_peermem, &s.peer_memory.nv_mem, &s.peer_memory.nv_mem_nc})
@@ -732,7 +792,7 @@ Result<Snapshot> ParseSnapshotImpl(std::string_view text) {
   }
   RXP_TRY(CheckKeys(root, "top level",
                     {"schema", "version", "comment", "verbs_abi_version", "pci_functions",
-                     "rdma_devices", "netdevs", "numa", "peer_memory"}));
+                     "pci_root_parents", "rdma_devices", "netdevs", "numa", "peer_memory"}));
   const Json* schema = Field(root, "schema");
   if (schema == nullptr || !schema->is_string() || schema->get_ref<const std::string&>() != kSchemaName)
     return Fail(EINVAL, "field 'schema' must be \"{}\"", kSchemaName);
@@ -755,6 +815,12 @@ Result<Snapshot> ParseSnapshotImpl(std::string_view text) {
   auto pci = GetArray<PciFunction>(root, "", "pci_functions", Limits::kPciFunctions, ParsePci);
   if (!pci) return std::move(pci).error();
   s.pci_functions = std::move(*pci);
+  if (const Json* parents = Field(root, "pci_root_parents");
+      parents != nullptr && !parents->is_null()) {
+    auto p = ParseRootParents(*parents, "pci_root_parents");
+    if (!p) return std::move(p).error();
+    s.pci_root_parents = std::move(*p);
+  }
   auto rdma = GetArray<RdmaDevice>(root, "", "rdma_devices", Limits::kRdmaDevices, ParseRdma);
   if (!rdma) return std::move(rdma).error();
   s.rdma_devices = std::move(*rdma);
@@ -802,6 +868,11 @@ std::string SerializeSnapshot(const Snapshot& s) {
     pci.push_back(std::move(j));
   }
   root["pci_functions"] = std::move(pci);
+  if (!s.pci_root_parents.empty()) {
+    OrderedJson parents = OrderedJson::object();
+    for (const auto& [bus_id, parent] : s.pci_root_parents) parents[bus_id] = parent;
+    root["pci_root_parents"] = std::move(parents);
+  }
   OrderedJson rdma = OrderedJson::array();
   for (const auto& d : s.rdma_devices) {
     OrderedJson j;

@@ -32,7 +32,8 @@ inline constexpr int kSchemaVersion = 1;
 using AttrValue = std::optional<std::string>;
 using Attrs = std::map<std::string, AttrValue, std::less<>>;
 
-// One PCI function and its place in the hierarchy: /sys/devices/pciDDDD:BB/<parents...>/<bdf>.
+// One PCI function and its place in the hierarchy: /sys/devices/pciDDDD:BB/<parents...>/<bdf>
+// (the root complex directory may itself sit lower: Snapshot::pci_root_parents).
 struct PciFunction {
   Bdf bdf;
   std::optional<Bdf> parent;  // the bridge it sits under; none: directly on a root bus
@@ -113,6 +114,13 @@ struct Snapshot {
   std::optional<std::string> comment;        // free text (fixture provenance); not rendered
   std::optional<uint32_t> verbs_abi_version; // /sys/class/infiniband_verbs/abi_version
   std::vector<PciFunction> pci_functions;    // sorted by BDF
+  // Root complexes the kernel put below a non-PCI device instead of directly in /sys/devices,
+  // keyed by root bus id ("e332:00"); the value is that device's directory below
+  // /sys/devices. Hyper-V's vPCI (Azure): hv_pci_probe() creates one root bus per VMBus device,
+  // its domain taken from the instance GUID, so the root complex is
+  // /sys/devices/LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/<GUID>/pciDDDD:00. Roots not
+  // listed live at /sys/devices/pciDDDD:BB (pci_create_root_bus() with no parent device).
+  std::map<std::string, std::string, std::less<>> pci_root_parents;
   std::vector<RdmaDevice> rdma_devices;      // sorted by name
   std::vector<Netdev> netdevs;               // sorted by name
   std::optional<Numa> numa;                  // none: no /sys/devices/system/node on the host
@@ -147,6 +155,8 @@ struct Limits {
   static constexpr size_t kAttrBytes = 4096;  // PAGE_SIZE: a sysfs attribute's maximum
   static constexpr size_t kPciDepth = 32;     // bridges between a root bus and a function
   static constexpr uint64_t kNodeMemKb = 1ull << 42;  // 4 PiB per NUMA node
+  static constexpr size_t kRootParentDepth = 16;      // components of a pci_root_parents path
+  static constexpr size_t kRootParentBytes = 1024;    // its length (Hyper-V's are ~85 bytes)
 };
 
 // Sorts every list into the canonical order the Snapshot comments promise.
@@ -169,5 +179,9 @@ bool IsGpuClass(uint32_t pci_class);                       // 0x0300xx VGA, 0x03
 bool IsNvSwitch(uint32_t pci_class, uint32_t vendor);
 bool IsNicClass(uint32_t pci_class);                       // 0x02xxxx network
 std::optional<int> NumaNodeOf(const PciFunction& fn);      // `numa_node`, -1 when unknown
+// The root complex directory owning the root bus of `bdf` (a function directly on a root
+// bus), relative to /sys: "devices/pci0000:17", or "devices/<parent>/pcie332:00" when
+// pci_root_parents lists the bus.
+std::string PciRootDir(const Snapshot& s, const Bdf& bdf);
 
 }  // namespace rxp::sysfs

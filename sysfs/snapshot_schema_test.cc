@@ -104,6 +104,53 @@ TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
   }
 }
 
+constexpr const char* kVmbus = "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/d4730f70-e332-4ad8-8b61-f7a53d8e3f84";
+
+TEST_CASE("Root complexes below a non-PCI device (Hyper-V vPCI) round-trip and are checked") {
+  Snapshot host = testing::MiniHost();
+  host.pci_root_parents["0000:80"] = kVmbus;
+  REQUIRE(Validate(host).ok());
+  CHECK(PciRootDir(host, ParseBdf("0000:80:02.0").value()) == std::string("devices/") + kVmbus + "/pci0000:80");
+  CHECK(PciRootDir(host, ParseBdf("0000:00:01.0").value()) == "devices/pci0000:00");
+  const std::string text = SerializeSnapshot(host);
+  auto parsed = ParseSnapshot(text);
+  REQUIRE(parsed.ok());
+  CHECK(parsed->pci_root_parents == host.pci_root_parents);
+  CHECK(SerializeSnapshot(*parsed) == text);
+  // Without parents the field is not written: older snapshots read and write the same.
+  CHECK(SerializeSnapshot(testing::MiniHost()).find("pci_root_parents") == std::string::npos);
+
+  const Json base = Json::parse(text);
+  std::string seventeen = "d";
+  for (int i = 1; i < 17; ++i) seventeen += "/d";
+  const Mutation cases[] = {
+      {"/pci_root_parents", Json::array(), "pci_root_parents: expected an object"},
+      {"/pci_root_parents/0000:80", 12, "expected a string"},
+      {"/pci_root_parents/0000:80", std::string(2000, 'a'), "exceeds 1024"},
+      {"/pci_root_parents/0000:99", "VMBUS:00", "no PCI function sits on root bus 0000:99"},
+      {"/pci_root_parents/0000:03", "VMBUS:00", "no PCI function sits on root bus 0000:03"},
+      {"/pci_root_parents/0000:80:02.0", "VMBUS:00", "not a root bus id"},
+      {"/pci_root_parents/0000:80", "", "empty name"},
+      {"/pci_root_parents/0000:80", "/VMBUS:00", "empty name"},
+      {"/pci_root_parents/0000:80", "VMBUS:00//x", "empty name"},
+      {"/pci_root_parents/0000:80", "VMBUS:00/../../etc", "is not allowed"},
+      {"/pci_root_parents/0000:80", "VMBUS:00/a b", "contains '/', a control, space"},
+      {"/pci_root_parents/0000:80", "system/node", "the kernel's own directory"},
+      {"/pci_root_parents/0000:80", "virtual", "the kernel's own directory"},
+      {"/pci_root_parents/0000:80", "pci0000:00/0000:00:01.0", "is a PCI root complex or function"},
+      {"/pci_root_parents/0000:80", "x/0000:00:0e.0", "is a PCI root complex or function"},
+      {"/pci_root_parents/0000:80", seventeen, "more than 16 components"},
+  };
+  for (const auto& c : cases) {
+    Json j = base;
+    j[Json::json_pointer(c.pointer)] = c.value;
+    auto r = ParseSnapshot(j.dump());
+    INFO(c.pointer << " = " << c.value.dump().substr(0, 60));
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().reason, Catch::Contains(c.reason));
+  }
+}
+
 TEST_CASE("A bridge's config space must agree with the bus its children are on") {
   Json j = Json::parse(SerializeSnapshot(testing::MiniHost()));
   // 0000:02:00.0 hosts bus 03; claim bus 05 in its config (byte 0x19 = hex chars 50..51).

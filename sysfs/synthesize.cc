@@ -156,8 +156,10 @@ class Builder {
       if (!p) return std::move(p).error();
       host = *p;
     } else {
-      // pci_create_root_bus(): /sys/devices/pciDDDD:BB owns root bus DDDD:BB.
-      auto r = Dir("devices/" + bdf.RootName());
+      // pci_create_root_bus(): pciDDDD:BB owns root bus DDDD:BB, in /sys/devices or below the
+      // device that created it (Hyper-V's VMBus device: Snapshot::pci_root_parents). The
+      // directories above it are bare: consumers walk up only to the root complex.
+      auto r = Dir(PciRootDir(s_, bdf));
       if (!r) return std::move(r).error();
       host = *r;
     }

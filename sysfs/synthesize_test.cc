@@ -60,6 +60,27 @@ TEST_CASE("NCCL's pci_bus trick resolves every function to its canonical directo
   CHECK(vfs.ReadLink("/sys/devices/pci0000:80/pci_bus/0000:80/device").value() == "../../../pci0000:80");
 }
 
+TEST_CASE("A root complex below a VMBus device keeps its place (Hyper-V vPCI)") {
+  Snapshot host = testing::MiniHost();
+  const std::string vmbus = "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/00000080-0000-0000-0000-000000000080";
+  host.pci_root_parents["0000:80"] = vmbus;
+  auto tree = Synthesize(host);
+  REQUIRE(tree.ok());
+  SysfsVfs vfs(std::make_shared<const Tree>(std::move(*tree)));
+  const std::string root = "/sys/devices/" + vmbus + "/pci0000:80";
+  CHECK(vfs.RealPath("/sys/bus/pci/devices/0000:82:00.0").value() == root + "/0000:80:02.0/0000:82:00.0");
+  CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:80:02.0").value() ==
+        "../../../devices/" + vmbus + "/pci0000:80/0000:80:02.0");
+  CHECK(vfs.RealPath("/sys/class/pci_bus/0000:80").value() == root + "/pci_bus/0000:80");
+  CHECK(vfs.RealPath("/sys/class/pci_bus/0000:80/../../0000:80:02.0").value() == root + "/0000:80:02.0");
+  CHECK(vfs.RealPath("/sys/class/infiniband/mlx5_1/device").value().starts_with(root + "/"));
+  CHECK(Read(vfs, root + "/0000:80:02.0/0000:82:00.0/class") == "0x030200\n");
+  CHECK(vfs.RealPath(root + "/0000:80:02.0/subsystem").value() == "/sys/bus/pci");
+  CHECK_FALSE(vfs.RealPath("/sys/devices/pci0000:80").ok());
+  // The other root stays where it was.
+  CHECK(vfs.RealPath("/sys/bus/pci/devices/0000:00:01.0").value() == "/sys/devices/pci0000:00/0000:00:01.0");
+}
+
 TEST_CASE("RDMA, verbs and net class devices are kernel-style links") {
   SysfsVfs vfs = MiniVfs();
   CHECK(vfs.ReadLink("/sys/class/infiniband/mlx5_0").value() ==

@@ -40,6 +40,8 @@ CATALOG = {
     "cx6-ib":             dict(vendor=0x15b3, device=0x101b, cls=0x020700, sub=(0x15b3, 0x0006), gen=4, width=16, driver="mlx5_core"),
     "cx6dx":              dict(vendor=0x15b3, device=0x101d, cls=0x020000, sub=(0x15b3, 0x0016), gen=4, width=16, driver="mlx5_core"),
     "cx6dx-vf":           dict(vendor=0x15b3, device=0x101e, cls=0x020000, sub=(0x15b3, 0x0016), gen=0, width=0, driver="mlx5_core"),
+    "cx7-ib-vf":          dict(vendor=0x15b3, device=0x101e, cls=0x020700, sub=(0x15b3, 0x0023), gen=0, width=0, driver="mlx5_core"),
+    "cx5-vf":             dict(vendor=0x15b3, device=0x1018, cls=0x020000, sub=(0x15b3, 0x0080), gen=0, width=0, driver="mlx5_core"),
     "nvme-samsung":       dict(vendor=0x144d, device=0xa80a, cls=0x010802, sub=(0x144d, 0xa812), gen=4, width=4, driver="nvme"),
     "gvnic":              dict(vendor=0x1ae0, device=0x0042, cls=0x020000, sub=(0x1ae0, 0x0058), gen=0, width=0, pcie=False, driver="gve"),
     "gce-root-port":      dict(vendor=0x1b36, device=0x000c, cls=0x060400, sub=(0x1b36, 0x0000), gen=0, width=0, pcie=False, driver="pcieport"),
@@ -126,7 +128,7 @@ class Fn:
         while f is not None:
             chain.append(f.bdf)
             f = f.parent
-        return "/sys/devices/%s/%s" % (self.root.name, "/".join(reversed(chain)))
+        return "%s/%s" % (self.root.dir, "/".join(reversed(chain)))
 
     def buses(self):
         if not self.children:
@@ -137,10 +139,15 @@ class Fn:
 
 
 class Root:
-    def __init__(self, host, bus_id, numa):
-        self.host, self.bus_id, self.numa = host, bus_id, numa
+    def __init__(self, host, bus_id, numa, parent=None):
+        self.host, self.bus_id, self.numa, self.parent = host, bus_id, numa, parent
         self.name = "pci" + bus_id
         self.children = []
+
+    @property
+    def dir(self):
+        """pci_create_root_bus(): in /sys/devices, or below its parent device (Hyper-V)."""
+        return "/sys/devices/%s%s" % (self.parent + "/" if self.parent else "", self.name)
 
     def add(self, bdf, kind, **extra):
         fn = Fn(self.host, bdf, kind, None, self, **extra)
@@ -235,10 +242,46 @@ class Host:
         self.file("/proc/meminfo", "MemTotal:       2112914432 kB\n")
 
     # ---- PCI ----
-    def root(self, bus_id, numa):
-        r = Root(self, bus_id, numa)
+    def root(self, bus_id, numa, parent=None):
+        r = Root(self, bus_id, numa, parent)
         self.roots.append(r)
         return r
+
+    # ---- Hyper-V (Azure) ----
+    VMBUS = "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00"
+
+    def vmbus_device(self, guid, class_id, driver, numa=0):
+        """A VMBus device (drivers/hv/vmbus_drv.c vmbus_dev_groups) and the ACPI nodes above it;
+        returns its directory below /sys/devices."""
+        if "/sys/devices/" + self.VMBUS + "/hid" not in self.entries:
+            acpi = "/sys/devices"
+            for comp, hid, path in (("LNXSYSTM:00", "LNXSYSTM", "\\"), ("LNXSYBUS:00", "LNXSYBUS", "\\_SB_"),
+                                    ("ACPI0004:00", "ACPI0004", "\\_SB_.VMOD"), ("VMBUS:00", "VMBUS", "\\_SB_.VMOD.VMBS")):
+                acpi += "/" + comp
+                self.attr(acpi + "/hid", hid)
+                self.attr(acpi + "/path", path)
+                self.attr(acpi + "/uevent", "MODALIAS=acpi:%s:" % hid, 0o644)
+                self.link(acpi + "/subsystem", "/sys/bus/acpi")
+        rel = "%s/%s" % (self.VMBUS, guid)
+        d = "/sys/devices/" + rel
+        self.attr(d + "/class_id", "{%s}" % class_id)
+        self.attr(d + "/device_id", "{%s}" % guid)
+        self.attr(d + "/modalias", "vmbus:" + class_id.replace("-", ""))
+        self.attr(d + "/numa_node", numa)
+        self.attr(d + "/state", 3)
+        self.attr(d + "/id", 1 + len([p for p in self.entries if p.endswith("/device_id")]))
+        self.attr(d + "/driver_override", "(null)", 0o644)
+        self.link(d + "/subsystem", "/sys/bus/vmbus")
+        self.link(d + "/driver", "/sys/bus/vmbus/drivers/" + driver)
+        self.link("/sys/bus/vmbus/devices/" + guid, d)
+        return rel
+
+    def hv_pci_root(self, domain, numa):
+        """hv_pci_probe(): one root bus per vPCI VMBus device, its 16-bit domain taken from bytes
+        4-5 of the instance GUID (the second group of its text form), bus 00."""
+        guid = "%08x-%04x-%04x-%04x-%012x" % (0x47505500 + numa, domain, 0x3130, 0x4445, 0x3144 + domain)
+        parent = self.vmbus_device(guid, "44c4f61d-4444-4400-9d52-802e27ede19f", "hv_pci", numa)
+        return self.root("%04x:00" % domain, numa, parent)
 
     def _config(self, fn):
         """A 256-byte header as root reads it, with a PCIe capability at 0x40."""
@@ -413,8 +456,15 @@ class Host:
         self.attr("/sys/class/infiniband_mad/abi_version", 5)
         self.uverbs += 1
 
-    def netdev(self, name, fn, mac, kind="ether", speed=100000, up=True, dev_port=0, mtu=None):
-        d = ("%s/net/%s" % (fn.path(), name)) if fn is not None else "/sys/devices/virtual/net/" + name
+    def netdev(self, name, fn, mac, kind="ether", speed=100000, up=True, dev_port=0, mtu=None, parent=None):
+        """fn: the PCI function; or parent: another device's directory below /sys/devices (a
+        Hyper-V netvsc netdev's VMBus device); neither: a virtual netdev."""
+        if fn is not None:
+            d = "%s/net/%s" % (fn.path(), name)
+        elif parent is not None:
+            d = "/sys/devices/%s/net/%s" % (parent, name)
+        else:
+            d = "/sys/devices/virtual/net/" + name
         ib = kind == "ib"
         self.attr(d + "/address", mac)
         self.attr(d + "/broadcast", "00:ff:ff:ff:ff:12:40:1b:ff:ff:00:00:00:00:00:00:ff:ff:ff:ff" if ib else "ff:ff:ff:ff:ff:ff")
@@ -438,6 +488,8 @@ class Host:
         self.ifindex += 1
         if fn is not None:
             self.link(d + "/device", fn.path())
+        elif parent is not None:
+            self.link(d + "/device", "/sys/devices/" + parent)
         self.link(d + "/subsystem", "/sys/class/net")
         self.link("/sys/class/net/" + name, d)
 
@@ -454,10 +506,11 @@ class Host:
         for fn in self._walk():
             self._write_function(fn)
         for r in self.roots:
-            d = "/sys/devices/" + r.name
+            d = r.dir
             cpus = self.node_cpus.get(r.numa, list(range(self.nbits)))
             self._pci_bus(d, r.bus_id, cpus)
-            self.link(d + "/firmware_node", "/sys/devices/LNXSYSTM:00/LNXSYBUS:00/PNP0A08:%s" % r.bus_id[5:])
+            if r.parent is None:  # an ACPI host bridge; hv_pci's roots have no firmware node
+                self.link(d + "/firmware_node", "/sys/devices/LNXSYSTM:00/LNXSYBUS:00/PNP0A08:%s" % r.bus_id[5:])
             self.attr(d + "/uevent", "", 0o644)
         self.netdev("lo", None, "00:00:00:00:00:00", kind="loopback", speed=None, mtu=65536)
         self.attr("/sys/class/dmi/id/product_name", "Fake " + self.hostname)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """mkfakeroot.py NAME OUT: builds the fake host root of fixture NAME (hosts/NAME.py) into
 OUT/{sys,proc}, deterministically. OUT must not exist. Fixtures: dgx_h100, a100_bond,
-gke_a3_mega, roce_vfs."""
+gke_a3_mega, roce_vfs, azure_ndv5."""
 
 import importlib
 import os
