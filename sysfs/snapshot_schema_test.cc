@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <random>
+#include <span>
 #include <string>
 
 #include "sysfs/testing/hosts.h"
@@ -41,6 +42,21 @@ struct Mutation {
   Json value;
   const char* reason;
 };
+
+// Applies each mutation to `base` alone; the snapshot must be refused with its reason, in one
+// line.
+void CheckRefused(const Json& base, std::span<const Mutation> cases) {
+  for (const auto& c : cases) {
+    Json j = base;
+    j[Json::json_pointer(c.pointer)] = c.value;
+    auto r = ParseSnapshot(j.dump());
+    INFO(c.pointer << " = " << c.value.dump().substr(0, 60));
+    REQUIRE_FALSE(r.ok());
+    CHECK_THAT(r.error().reason, Catch::Contains(c.reason));
+    CHECK(r.error().reason.starts_with("snapshot: "));
+    CHECK(r.error().reason.find('\n') == std::string::npos);
+  }
+}
 
 TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
   const Json base = Json::parse(SerializeSnapshot(testing::MiniHost()));
@@ -92,16 +108,7 @@ TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
       {"/numa/nodes/0/mem_total_kb", uint64_t{1} << 50, "mem_total_kb"},
       {"/peer_memory/nvidia_peermem", 1, "expected a string"},
   };
-  for (const auto& c : cases) {
-    Json j = base;
-    j[Json::json_pointer(c.pointer)] = c.value;
-    auto r = ParseSnapshot(j.dump());
-    INFO(c.pointer << " = " << c.value.dump().substr(0, 60));
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().reason, Catch::Contains(c.reason));
-    CHECK(r.error().reason.starts_with("snapshot: "));
-    CHECK(r.error().reason.find('\n') == std::string::npos);
-  }
+  CheckRefused(base, cases);
 }
 
 constexpr const char* kVmbus = "LNXSYSTM:00/LNXSYBUS:00/ACPI0004:00/VMBUS:00/d4730f70-e332-4ad8-8b61-f7a53d8e3f84";
@@ -141,14 +148,7 @@ TEST_CASE("Root complexes below a non-PCI device (Hyper-V vPCI) round-trip and a
       {"/pci_root_parents/0000:80", "x/0000:00:0e.0", "is a PCI root complex or function"},
       {"/pci_root_parents/0000:80", seventeen, "more than 16 components"},
   };
-  for (const auto& c : cases) {
-    Json j = base;
-    j[Json::json_pointer(c.pointer)] = c.value;
-    auto r = ParseSnapshot(j.dump());
-    INFO(c.pointer << " = " << c.value.dump().substr(0, 60));
-    REQUIRE_FALSE(r.ok());
-    CHECK_THAT(r.error().reason, Catch::Contains(c.reason));
-  }
+  CheckRefused(base, cases);
 }
 
 TEST_CASE("A bridge's config space must agree with the bus its children are on") {
