@@ -582,7 +582,10 @@ Result<void> CheckRootParent(const std::string& path, std::string_view parent) {
 
 // Each listed bus must be the root bus of some function (a dangling entry is a typo).
 Result<void> ValidateRootParents(const Snapshot& s) {
-  for (const auto& [bus_id, parent] : s.pci_root_parents) {
+  for (const auto& entry : s.pci_root_parents) {
+    // Not a structured binding: clang before 16 cannot capture one in the lambda below.
+    const std::string& bus_id = entry.first;
+    const std::string& parent = entry.second;
     const std::string path = fmt::format("pci_root_parents.{}", Quote(bus_id));
     if (!TryParseBusId(bus_id)) return Fail(EINVAL, "{}: not a root bus id of the form dddd:bb", path);
     const bool on_root = std::any_of(s.pci_functions.begin(), s.pci_functions.end(),
