@@ -19,18 +19,53 @@ Tree::Tree() {
   dirs_.emplace_back();
 }
 
+namespace {
+
+// FNV-1a: sysfs names are short, and this hashes them faster than std::hash's Murmur.
+size_t HashName(std::string_view name) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return static_cast<size_t>(h ^ (h >> 32));
+}
+
+}  // namespace
+
+std::optional<NodeId> Tree::Lookup(const DirEntries& entries, std::string_view name) const {
+  if (entries.index.empty()) {
+    for (NodeId id : entries.order)
+      if (nodes_[id].name == name) return id;
+    return std::nullopt;
+  }
+  const size_t mask = entries.index.size() - 1;
+  for (size_t i = HashName(name) & mask; entries.index[i] != 0; i = (i + 1) & mask)
+    if (nodes_[entries.index[i] - 1].name == name) return entries.index[i] - 1;
+  return std::nullopt;
+}
+
+void Tree::Index(DirEntries& entries, NodeId id) const {
+  if (entries.order.size() <= kIndexedFrom) return;
+  if (entries.order.size() * 2 > entries.index.size()) {
+    // (Re)build at a quarter full, every entry so far included (`id` is the last).
+    size_t slots = 64;
+    while (slots < entries.order.size() * 4) slots *= 2;
+    entries.index.assign(slots, 0);
+    for (NodeId child : entries.order) {
+      size_t i = HashName(nodes_[child].name) & (slots - 1);
+      while (entries.index[i] != 0) i = (i + 1) & (slots - 1);
+      entries.index[i] = child + 1;
+    }
+    return;
+  }
+  const size_t mask = entries.index.size() - 1;
+  size_t i = HashName(nodes_[id].name) & mask;
+  while (entries.index[i] != 0) i = (i + 1) & mask;
+  entries.index[i] = id + 1;
+}
+
 std::optional<NodeId> Tree::Child(NodeId dir, std::string_view name) const {
   const Node& n = nodes_[dir];
   if (n.kind != NodeKind::kDir) return std::nullopt;
-  const DirEntries& entries = dirs_[n.dir];
-  if (entries.index) {
-    auto it = entries.index->find(name);
-    if (it == entries.index->end()) return std::nullopt;
-    return it->second;
-  }
-  for (NodeId id : entries.order)
-    if (nodes_[id].name == name) return id;
-  return std::nullopt;
+  return Lookup(dirs_[n.dir], name);
 }
 
 std::span<const NodeId> Tree::Children(NodeId dir) const {
@@ -77,13 +112,7 @@ Result<NodeId> Tree::Add(NodeId parent, std::string_view name, Node node) {
   nodes_.push_back(std::move(node));
   auto& entries = dirs_[nodes_[parent].dir];
   entries.order.push_back(id);
-  if (entries.index) {
-    entries.index->emplace(std::string_view(nodes_[id].name), id);
-  } else if (entries.order.size() > kIndexedFrom) {
-    entries.index = std::make_unique<Index>();
-    entries.index->reserve(entries.order.size() * 2);
-    for (NodeId child : entries.order) entries.index->emplace(std::string_view(nodes_[child].name), child);
-  }
+  Index(entries, id);
   return id;
 }
 

@@ -15,7 +15,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "abi/result.h"
@@ -79,22 +78,19 @@ class Tree {
   std::string RelativeTarget(NodeId link_dir, NodeId target) const;
 
  private:
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   // Most sysfs directories hold a handful of entries: they are searched in order, which
-  // costs no allocation per entry. A directory that grows past kIndexedFrom entries (the
-  // /sys/bus/pci/devices and /sys/class/* link farms of a large host) gets a hash index, so
-  // building stays linear in the number of nodes.
+  // costs no allocation per entry. A directory that grows past kIndexedFrom entries (GID and
+  // pkey tables, the /sys/bus/pci/devices and /sys/class/* link farms of a large host) gets a
+  // hash index, so building stays linear in the number of nodes: open addressing over node
+  // ids (0 empty, else id + 1), at most half full, so an entry costs no allocation either.
   static constexpr size_t kIndexedFrom = 16;
-  using Index = std::unordered_map<std::string_view, NodeId, Hash, std::equal_to<>>;
   struct DirEntries {
     std::vector<NodeId> order;
-    // Keys view the names of nodes_ (a deque: elements never move, so the views stay valid).
-    std::unique_ptr<Index> index;
+    std::vector<NodeId> index;  // empty, or a power-of-two number of slots
   };
 
+  std::optional<NodeId> Lookup(const DirEntries& entries, std::string_view name) const;
+  void Index(DirEntries& entries, NodeId id) const;  // after `id` joined entries.order
   Result<NodeId> Add(NodeId parent, std::string_view name, Node node);
   bool IsAncestorOrSelf(NodeId ancestor, NodeId node) const;
 

@@ -55,11 +55,24 @@ TEST_CASE("Directory entries keep creation order and are found by name") {
   std::vector<std::string> names;
   for (NodeId id : t.Children(d)) names.push_back(t.node(id).name);
   CHECK(names == std::vector<std::string>{"b", "a", "c"});
-  // Many entries: the views into names stay valid as the node store grows.
-  for (int i = 0; i < 5000; ++i) REQUIRE(t.AddFile(d, "n" + std::to_string(i), "").ok());
+  // Many entries (the directory is indexed past 16, and the index is rebuilt as it grows):
+  // every one is found, by its own node, and a second entry of a name is refused at any size.
+  for (int i = 0; i < 5000; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    auto id = t.AddFile(d, name, name);
+    REQUIRE(id.ok());
+    if (i % 97 == 0) CHECK(t.AddFile(d, name, "again").error().errnum == EEXIST);
+  }
   CHECK(t.node(t.Child(d, "a").value()).data == "a");
-  CHECK(t.Child(d, "n4999").has_value());
-  CHECK_FALSE(t.Child(d, "zz").has_value());
+  for (int i = 0; i < 5000; ++i) {
+    const std::string name = "n" + std::to_string(i);
+    auto c = t.Child(d, name);
+    REQUIRE(c.has_value());
+    CHECK(t.node(*c).data == name);
+  }
+  CHECK(t.Children(d).size() == 5003);
+  CHECK(t.node(t.Children(d)[3]).name == "n0");
+  for (const char* missing : {"zz", "n5000", "n", "", "n49999"}) CHECK_FALSE(t.Child(d, missing).has_value());
 }
 
 }  // namespace
