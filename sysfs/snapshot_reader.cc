@@ -289,11 +289,7 @@ class Reader {
       if (!opts_.devices) {
         for (const auto& n : *all) {
           // On PCI (Hyper-V's accelerated-networking VF too); not a netvsc netdev on VMBus.
-          auto real = sys_.RealPath("/class/net/" + n);
-          const std::string suffix = "/net/" + n;
-          if (real && real->ends_with(suffix) &&
-              ParsePciPath(std::string_view(*real).substr(0, real->size() - suffix.size())))
-            candidates.insert(n);
+          if (auto pci = ClassDeviceParent("net", n); pci && *pci) candidates.insert(n);
         }
       }
     }

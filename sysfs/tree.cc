@@ -44,22 +44,19 @@ std::optional<NodeId> Tree::Lookup(const DirEntries& entries, std::string_view n
 
 void Tree::Index(DirEntries& entries, NodeId id) const {
   if (entries.order.size() <= kIndexedFrom) return;
-  if (entries.order.size() * 2 > entries.index.size()) {
-    // (Re)build at a quarter full, every entry so far included (`id` is the last).
-    size_t slots = 64;
-    while (slots < entries.order.size() * 4) slots *= 2;
-    entries.index.assign(slots, 0);
-    for (NodeId child : entries.order) {
-      size_t i = HashName(nodes_[child].name) & (slots - 1);
-      while (entries.index[i] != 0) i = (i + 1) & (slots - 1);
-      entries.index[i] = child + 1;
-    }
-    return;
-  }
-  const size_t mask = entries.index.size() - 1;
-  size_t i = HashName(nodes_[id].name) & mask;
-  while (entries.index[i] != 0) i = (i + 1) & mask;
-  entries.index[i] = id + 1;
+  // Linear probing to the first empty slot.
+  auto place = [&](NodeId child) {
+    const size_t mask = entries.index.size() - 1;
+    size_t i = HashName(nodes_[child].name) & mask;
+    while (entries.index[i] != 0) i = (i + 1) & mask;
+    entries.index[i] = child + 1;
+  };
+  if (entries.order.size() * 2 <= entries.index.size()) return place(id);
+  // (Re)build at a quarter full, every entry so far included (`id` is the last).
+  size_t slots = 64;
+  while (slots < entries.order.size() * 4) slots *= 2;
+  entries.index.assign(slots, 0);
+  for (NodeId child : entries.order) place(child);
 }
 
 std::optional<NodeId> Tree::Child(NodeId dir, std::string_view name) const {
