@@ -156,8 +156,9 @@ std::string CoverageMarkdown() {
        "     `cmake --build build --target abi-docs` and commit the result; a unit test fails\n"
        "     when this file and the schema disagree. -->\n\n";
   s += "Every uverbs legacy `write()` command, every `RDMA_VERBS_IOCTL` method, every mlx5\n"
-       "driver method and every rdma_cm command the installed headers define, with what the\n"
-       "proxy does with it by default:\n\n"
+       "driver method and every rdma_cm command of the Linux 6.12 UAPI (plus\n"
+       "`UVERBS_METHOD_QUERY_PORT_SPEED`, newer, which rdma-core 62's `ibv_devinfo` sends), with\n"
+       "what the proxy does with it by default:\n\n"
        "- **forwarded**: passed to the host device as is (after decoding and validation);\n"
        "- **translated**: forwarded after translating the listed fields (user addresses the\n"
        "  kernel pins or writes, fds in the caller's table, response pointers) between the\n"
@@ -171,6 +172,15 @@ std::string CoverageMarkdown() {
        "sees it, with the kernel's errno: in ioctl attributes, and in the request fields of\n"
        "legacy commands as their handlers read them (an XRC target QP's `pd_handle` names its\n"
        "XRCD; `srq_handle` counts only with `is_srq`; ...).\n\n";
+  s += "**Kernels newer than this table.** A host kernel may know methods, attributes and\n"
+       "rdma_cm commands that are not listed here. The proxy answers them as a 6.12 kernel\n"
+       "would: an unknown object or method, and an unknown attribute marked mandatory, get\n"
+       "`EPROTONOSUPPORT`; an unknown rdma_cm command gets `EINVAL`; an unknown optional\n"
+       "attribute is dropped, never forwarded (the host kernel would act on it untranslated).\n"
+       "rdma-core reads those answers as an older kernel and takes its older path (for example\n"
+       "`ibv_reg_mr_ex` falls back from `UVERBS_METHOD_REG_MR` to the legacy REG_MR); the\n"
+       "features themselves (DMA handles, dma-buf objects, completion counters, CQ and QP\n"
+       "buffers passed as umem descriptors) are not available in the sandbox.\n\n";
 
   s += "## Legacy write() commands\n\n";
   s += "Reached by `write()` on `/dev/infiniband/uverbsN` and, on kernels >= 5.x, through\n"

@@ -110,6 +110,28 @@ TEST_CASE("unknown objects and methods are EPROTONOSUPPORT", "[ioctl]") {
   CHECK(DecodeErrno(devx5.Build(), kMlx5) == 0);
 }
 
+// Newer kernels add methods; the schema knows the ones rdma-core sends by default
+// (ibv_devinfo -v asks QUERY_PORT_SPEED since rdma-core 62) and refuses the rest as an older
+// kernel would, so rdma-core's own fallbacks apply.
+TEST_CASE("QUERY_PORT_SPEED (newer than 6.12) decodes with the kernel's sizes", "[ioctl]") {
+  auto query = [](uint16_t port_len, uint16_t speed_len) {
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, kUverbsMethodQueryPortSpeed, RDMA_DRIVER_RXE);
+    b.Inline(kUverbsAttrQueryPortSpeedPortNum, 1, port_len)
+        .Pointer(kUverbsAttrQueryPortSpeedResp, 0x1000, speed_len);
+    return b.Build();
+  };
+  CHECK(DecodeErrno(query(8, 8)) == 0);  // as ibv_cmd_query_port_speed() lays it out
+  CHECK(DecodeErrno(query(4, 8)) == EINVAL);  // CONST_IN is 8 bytes
+  CHECK(DecodeErrno(query(8, 4)) == EINVAL);  // UVERBS_ATTR_TYPE(u64)
+  IoctlBuilder no_port(UVERBS_OBJECT_DEVICE, kUverbsMethodQueryPortSpeed, RDMA_DRIVER_RXE);
+  no_port.Pointer(kUverbsAttrQueryPortSpeedResp, 0x1000, 8);
+  CHECK(DecodeErrno(no_port.Build()) == EINVAL);
+  // The next DEVICE method (an EFA completion-counter query) is not in the schema.
+  CHECK(DecodeErrno(IoctlBuilder(UVERBS_OBJECT_DEVICE, kUverbsMethodQueryPortSpeed + 1,
+                                 RDMA_DRIVER_RXE)
+                        .Build()) == EPROTONOSUPPORT);
+}
+
 TEST_CASE("attributes: unknown, duplicated, missing", "[ioctl]") {
   SECTION("unknown mandatory attribute") {
     auto b = RxeCqCreate().Inline(0x0f, 1, 4);

@@ -210,6 +210,14 @@ constexpr Attr kQueryPort[] = {
            OFFSETOFEND(ib_uverbs_query_port_resp_ex, port_cap_flags2),
            sizeof(ib_uverbs_query_port_resp_ex), kMandatory, &L::kQueryPortRespEx),
 };
+// uverbs_std_types_device.c, UVERBS_METHOD_QUERY_PORT_SPEED: the port's effective speed
+// (u64, 100 Mb/s units).
+constexpr Attr kQueryPortSpeed[] = {
+    Const(kUverbsAttrQueryPortSpeedPortNum, "UVERBS_ATTR_QUERY_PORT_SPEED_PORT_NUM", "port",
+          kMandatory),
+    Out(kUverbsAttrQueryPortSpeedResp, "UVERBS_ATTR_QUERY_PORT_SPEED_RESP", "speed", 8,
+        kMandatory),
+};
 constexpr Attr kQueryGidTable[] = {
     Const(ID(UVERBS_ATTR_QUERY_GID_TABLE_ENTRY_SIZE), "entry_size", kMandatory),
     Flags(ID(UVERBS_ATTR_QUERY_GID_TABLE_FLAGS), "flags", kOptional),
@@ -699,6 +707,10 @@ constexpr Method kMethods[] = {
      .attrs = kInfoHandles, .policy = kAllow, .path = "lists this file's handles of one type"},
     {M(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, "DEVICE.QUERY_PORT"), .attrs = kQueryPort,
      .policy = kAllow, .path = "ibv_query_port"},
+    {.object = UVERBS_OBJECT_DEVICE, .id = kUverbsMethodQueryPortSpeed,
+     .name = "UVERBS_METHOD_QUERY_PORT_SPEED", .short_name = "DEVICE.QUERY_PORT_SPEED",
+     .attrs = kQueryPortSpeed, .policy = kAllow,
+     .path = "ibv_query_port_speed (rdma-core 62+; a kernel without it answers EPROTONOSUPPORT)"},
     {M(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT, "DEVICE.GET_CONTEXT"),
      .attrs = kGetContext, .has_udata = true, .drivers = {.mlx5 = &D::kMlx5AllocUcontext},
      .policy = kAllow, .path = "ibv_open_device"},

@@ -31,6 +31,14 @@ inline constexpr uint16_t kMlx5IbAttrRegDmabufMrAccessFlags = kDriverNamespace;
 inline constexpr uint16_t kMlx5IbMethodGetDataDirectSysfsPath = MLX5_IB_METHOD_QUERY_PORT + 1;
 inline constexpr uint16_t kMlx5IbAttrGetDataDirectSysfsPath = kDriverNamespace;
 
+// Newer than the Debian 6.12 kernel: include/uapi/rdma/ib_user_ioctl_cmds.h after kernel commit
+// aaecff5e13cd ("RDMA/mlx5: Implement query_port_speed callback"); rdma-core v62's
+// ibv_query_port_speed() (and so ibv_devinfo -v) sends it. A kernel without it answers
+// EPROTONOSUPPORT (unknown method), which the request then gets from the real kernel.
+inline constexpr uint16_t kUverbsMethodQueryPortSpeed = UVERBS_METHOD_QUERY_GID_ENTRY + 1;
+inline constexpr uint16_t kUverbsAttrQueryPortSpeedPortNum = 0;
+inline constexpr uint16_t kUverbsAttrQueryPortSpeedResp = 1;
+
 // enum ib_mr_rereg_flags (include/rdma/ib_verbs.h, not UAPI): REREG_MR.flags bits.
 inline constexpr uint32_t kMrReregTrans = 1;   // new start/length/hca_va: the range is pinned
 inline constexpr uint32_t kMrReregPd = 2;

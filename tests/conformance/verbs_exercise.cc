@@ -530,6 +530,21 @@ int main(int argc, char** argv) {
     Outcome("ioctl_cq_with_pipe_as_channel",
             RawIoctl(ctx->cmd_fd, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, driver_id, attrs));
   }
+  {
+    // UVERBS_METHOD_QUERY_PORT_SPEED, the DEVICE method after QUERY_GID_ENTRY on kernels newer
+    // than 6.12 (rdma-core 62's ibv_query_port_speed): the port's effective speed where the
+    // kernel has it, EPROTONOSUPPORT where it does not -- from the kernel either way, so the
+    // proxy must forward it rather than answer for it.
+    uint64_t speed = 0;
+    const int err =
+        RawIoctl(ctx->cmd_fd, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_GID_ENTRY + 1, driver_id,
+                 {Attr(0 /* PORT_NUM, CONST_IN */, 8, 1),
+                  Attr(1 /* RESP */, 8, reinterpret_cast<uint64_t>(&speed))});
+    if (err == 0)
+      Ok("ioctl_query_port_speed", "%llu", static_cast<unsigned long long>(speed));
+    else
+      Outcome("ioctl_query_port_speed", err);
+  }
   void* noaccess = mmap(nullptr, 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ibv_mr* bad_mr = ibv_reg_mr(pd, noaccess, 65536, IBV_ACCESS_LOCAL_WRITE);
   Outcome("reg_mr_no_access", bad_mr != nullptr ? 0 : errno);
