@@ -3,7 +3,7 @@
 # same devices, one after the other; their exit status and key output fields must agree.
 #
 #   tests/conformance/suite.sh [--build DIR] [--node0 DEV:GID_INDEX:IP] [--node1 ...]
-#                              [--run-opts "OPTIONS"] [--list] [CASE...]
+#                              [--run-opts "OPTIONS"] [--rdma-core BUILD] [--list] [CASE...]
 #
 # Runs every case (or the ones named) and prints one line per case -- PASS, FAIL or SKIP with
 # the figures compared -- then a summary; exits 1 if any case failed.
@@ -17,6 +17,11 @@
 #    using its IPoIB address for rdma_cm) and runs each client/server pair on that device in
 #    loopback; give --node1 a second device or port to cross the wire.
 #
+# --rdma-core BUILD runs every program, natively and proxied, with another rdma-core: BUILD is
+# an in-place build of an rdma-core source tree (its build.sh, or cmake -DIN_PLACE=1); its bin/
+# goes first on PATH and its lib/ first on LD_LIBRARY_PATH (perftest and the project's programs
+# then load its libibverbs and providers too).
+#
 # Servers listen on TCP ports from RXP_SUITE_PORT (default 18600) upwards.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -25,6 +30,7 @@ build=$root/build
 node0=${RXP_NODE0_DEV:+$RXP_NODE0_DEV:$RXP_NODE0_GID:$RXP_NODE0_IP}
 node1=${RXP_NODE1_DEV:+$RXP_NODE1_DEV:$RXP_NODE1_GID:$RXP_NODE1_IP}
 run_opts="--stats"
+rdma_core=
 cases=()
 list_only=0
 while (($#)); do
@@ -33,8 +39,9 @@ while (($#)); do
     --node0) node0=$2; shift 2 ;;
     --node1) node1=$2; shift 2 ;;
     --run-opts) run_opts=$2; shift 2 ;;
+    --rdma-core) rdma_core=$(cd "$2" && pwd); shift 2 ;;
     --list) list_only=1; shift ;;
-    -h|--help) sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "suite: unknown option $1" >&2; exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -44,6 +51,12 @@ all_cases=(devices devinfo rc_pingpong uc_pingpong ud_pingpong srq_pingpong xsrq
            write_bw read_bw send_bw atomic_bw write_lat send_lat read_lat rping ucmatose udaddy
            rdma_client rstream verbs_exercise hostile)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
+if [[ -n $rdma_core ]]; then
+  [[ -x $rdma_core/bin/ibv_devinfo && -e $rdma_core/lib/libibverbs.so.1 ]] ||
+    { echo "suite: $rdma_core is not an in-place rdma-core build (no bin/ibv_devinfo, lib/libibverbs.so.1)" >&2; exit 2; }
+  export PATH=$rdma_core/bin:$PATH
+  export LD_LIBRARY_PATH=$rdma_core/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
 ((${#cases[@]})) || cases=("${all_cases[@]}")
 
 RDMAPROXY=$build/tools/rdmaproxy
@@ -86,7 +99,7 @@ fi
 [[ -n $node1 ]] || node1=$node0
 IFS=: read -r DEV0 GID0 IP0 <<<"$node0"
 IFS=: read -r DEV1 GID1 IP1 <<<"$node1"
-echo "suite: node0 $DEV0 (GID $GID0, $IP0), node1 $DEV1 (GID $GID1, $IP1); rdmaproxy run $run_opts"
+echo "suite: node0 $DEV0 (GID $GID0, $IP0), node1 $DEV1 (GID $GID1, $IP1); rdmaproxy run $run_opts${rdma_core:+; rdma-core from $rdma_core}"
 
 # ---- helpers ---------------------------------------------------------------------------------
 
