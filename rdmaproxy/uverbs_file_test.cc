@@ -213,6 +213,33 @@ std::vector<std::byte> RegMr(FakeAppMemory& mem, uint64_t buffer, uint64_t lengt
   return b.Build();
 }
 
+// A host kernel newer than the schema may accept attributes it does not list (a CQ buffer
+// address, a umem descriptor): one carrying an app pointer must not reach it untranslated.
+// The decoder drops it, as a 6.12 kernel ignores it; the forwarded image has only known ones.
+TEST_CASE("an unknown optional attribute is not in the forwarded image", "[engine]") {
+  Fixture f;
+  int forwarded_attrs = -1;
+  bool unknown_seen = true;
+  constexpr uint16_t kNewerAttr = 0x30;  // not a QUERY_PORT attribute on 6.12
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    forwarded_attrs = fw.header.num_attrs;
+    unknown_seen = fw.Find(kNewerAttr) != nullptr;
+    fw.Output(UVERBS_ATTR_QUERY_PORT_RESP, ib_uverbs_query_port_resp_ex{});
+    return 0L;
+  };
+  const uint64_t app_buffer = f.memory.Alloc(4096);
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
+  b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+      .Pointer(kNewerAttr, app_buffer, 4096, kOpt)
+      .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, f.memory.Alloc(sizeof(ib_uverbs_query_port_resp_ex)),
+               sizeof(ib_uverbs_query_port_resp_ex));
+  REQUIRE(f.Ioctl(b.Build()) == 0);
+  CHECK(f.host.calls == 1);
+  CHECK(forwarded_attrs == 2);
+  CHECK_FALSE(unknown_seen);
+}
+
 TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enforced",
           "[engine]") {
   PolicyConfig policy;
