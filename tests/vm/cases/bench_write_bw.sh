@@ -6,7 +6,7 @@
 #
 # Why rounds: on the 2-vCPU emulated guest a proxied pair is four busy processes (two tracers,
 # two programs) beside rxe's own kernel work, and one scheduling stall decides a lone run. A
-# single run each way (the write_bw conformance case) measured anywhere from 0.21x to 1.05x in
+# single run each way (the write_bw conformance case) measured anywhere from 0.21x to 1.47x in
 # full suite runs, depending on which of the two happened to share the host with other tests.
 # Prints figures; asserts nothing about timing (it fails only when a run moved no traffic).
 set -euo pipefail
