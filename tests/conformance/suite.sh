@@ -47,9 +47,9 @@ while (($#)); do
   esac
 done
 
-all_cases=(devices devinfo rc_pingpong uc_pingpong ud_pingpong srq_pingpong xsrq_pingpong
-           write_bw read_bw send_bw atomic_bw write_lat send_lat read_lat rping ucmatose udaddy
-           rdma_client rstream verbs_exercise hostile)
+all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
+           xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
+           read_lat rping ucmatose udaddy rdma_client rstream verbs_exercise hostile)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
   [[ -x $rdma_core/bin/ibv_devinfo && -e $rdma_core/lib/libibverbs.so.1 ]] ||
@@ -299,6 +299,9 @@ pingpong_case() {  # pingpong_case NAME PROG EXTRA
   fi
 }
 case_rc_pingpong() { pingpong_case rc_pingpong ibv_rc_pingpong ""; }
+# -e: completions by event (a completion channel, ibv_req_notify_cq, ibv_get_cq_event blocking
+# in read() on the channel fd, ibv_ack_cq_events).
+case_rc_pingpong_events() { pingpong_case rc_pingpong_events ibv_rc_pingpong "-e"; }
 case_uc_pingpong() { pingpong_case uc_pingpong ibv_uc_pingpong ""; }
 case_ud_pingpong() { pingpong_case ud_pingpong ibv_ud_pingpong "-s 512"; }
 case_srq_pingpong() { pingpong_case srq_pingpong ibv_srq_pingpong ""; }
@@ -335,21 +338,25 @@ case_xsrq_pingpong() {
 bw_row() { awk 'NF == 5 && $1 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {r = $0} END {print r}' "$1"; }
 lat_row() { awk 'NF >= 7 && $1 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {r = $0} END {print r}' "$1"; }
 run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
-  local prog=$1 extra=$2 tag=$3 p
-  local -a pre
+  local prog=$1 extra=$2 tag=$3 p wait
+  local -a pre gid0=(-x "$GID0") gid1=(-x "$GID1")
   prefix_for "$4"
   p=$(next_port)
-  pair "$tag" "tcp:$p" \
-    "${pre[@]}" "$prog" -d "$DEV1" -x "$GID1" -p "$p" $extra ::: \
-    "${pre[@]}" "$prog" -d "$DEV0" -x "$GID0" -p "$p" $extra "$IP1"
+  wait=tcp:$p
+  # -R: the QPs are connected over rdma_cm (perftest's rdma_cm.c): the server listens on a cm_id,
+  # not a TCP socket, and the GID follows from the address.
+  if [[ " $extra " == *" -R "* ]]; then wait=cm gid0=() gid1=(); fi
+  pair "$tag" "$wait" \
+    "${pre[@]}" "$prog" -d "$DEV1" "${gid1[@]}" -p "$p" $extra ::: \
+    "${pre[@]}" "$prog" -d "$DEV0" "${gid0[@]}" -p "$p" $extra "$IP1"
 }
 # A fixed number of iterations, not a duration (-D): on a loaded emulated machine a vCPU can
 # stall for seconds, and a 2-second window may then see no completion at all; a count only
 # takes longer.
-bw_case() {  # bw_case NAME PROG ITERATIONS
-  local name=$1 prog=$2 iters=$3
-  retry_calibration "$name.native" "" run_perftest "$prog" "-n $iters" && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" proxied run_perftest "$prog" "-n $iters" && proxied_ok=1 || proxied_ok=0
+bw_case() {  # bw_case NAME PROG ITERATIONS [EXTRA]
+  local name=$1 prog=$2 iters=$3 extra=${4:+ $4}
+  retry_calibration "$name.native" "" run_perftest "$prog" "-n $iters$extra" && native_ok=1 || native_ok=0
+  retry_calibration "$name.proxied" proxied run_perftest "$prog" "-n $iters$extra" && proxied_ok=1 || proxied_ok=0
   local n p
   n=$(bw_row "$work/$name.native.client")
   p=$(bw_row "$work/$name.proxied.client")
@@ -374,6 +381,9 @@ bw_case() {  # bw_case NAME PROG ITERATIONS
 # 64 KiB messages: about 1-2 s natively under TCG; atomics are 8 bytes.
 case_write_bw() { bw_case write_bw ib_write_bw 1000; }
 case_read_bw() { bw_case read_bw ib_read_bw 1000; }
+# The same over rdma_cm (-R): perftest's route resolution, its cm_id QP and the connect
+# handshake, proxied on both sides.
+case_write_bw_cm() { bw_case write_bw_cm ib_write_bw 1000 -R; }
 case_send_bw() { bw_case send_bw ib_send_bw 1000; }
 case_atomic_bw() { bw_case atomic_bw ib_atomic_bw 2000; }
 # lat_case NAME PROG ITERATIONS: a perftest latency test; passes when both runs report the same
