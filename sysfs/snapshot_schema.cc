@@ -363,9 +363,8 @@ Result<PeerMemory> ParsePeerMemory(const Json& j, const std::string& path) {
   return pm;
 }
 
-// Rejects nesting deeper than the schema has, before nlohmann builds (and recursively
-// destroys) a DOM for it: a hostile "[[[[..." must not exhaust the stack.
-// Keys and values are checked by Validate (ValidateRootParents), like every other name.
+// pci_root_parents: an object of strings, bounded in count and length. Keys and values are
+// checked by Validate (ValidateRootParents), like every other name.
 Result<std::map<std::string, std::string, std::less<>>> ParseRootParents(const Json& j,
                                                                          const std::string& path) {
   if (!j.is_object()) return Fail(EINVAL, "{}: expected an object, got {}", path, TypeName(j));
@@ -381,6 +380,8 @@ Result<std::map<std::string, std::string, std::less<>>> ParseRootParents(const J
   return out;
 }
 
+// Rejects nesting deeper than the schema has, before nlohmann builds (and recursively
+// destroys) a DOM for it: a hostile "[[[[..." must not exhaust the stack.
 Result<void> CheckNesting(std::string_view text) {
   int depth = 0;
   bool in_string = false, escaped = false;
