@@ -12,33 +12,20 @@ duration=${DURATION:-3}
 trace=$(mktemp)
 trap 'rm -f "$trace"' EXIT
 
-average() {
-  awk 'NF == 5 && $1 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {r = $4} END {print r}' <<<"$1"
-}
-# perftest gives up when it cannot calibrate its cycle counter on a loaded emulated CPU ("Can't
-# produce a report"), natively too; such a run is repeated (3 tries).
-pair() {
-  local attempt
-  for attempt in 1 2 3; do
-    if rxp_pair tcp:18515 "$@" >/dev/null; then return 0; fi
-    grep -q "Can't produce a report" <<<"$RXP_CLIENT_OUT$RXP_SERVER_OUT" || {
-      echo "$RXP_SERVER_OUT"; echo "$RXP_CLIENT_OUT"; return 1; }
-  done
-  return 1
-}
-
 echo "== native: ib_write_bw $RXP_NODE0_DEV -> $RXP_NODE1_DEV, ${duration}s"
-pair ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D "$duration" -- \
+rxp_perftest_pair tcp:18515 \
+  ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D "$duration" -- \
   ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D "$duration" "$RXP_NODE1_IP"
-native=$(average "$RXP_CLIENT_OUT")
+native=$(rxp_perftest_average "$RXP_CLIENT_OUT")
 
 echo "== under rdmaproxy run --trace (both sides proxied)"
 # (rxp_pair splits its arguments at the first "--": the proxied commands go through functions.)
 server_proxied() { "$rdmaproxy" run -- "$@"; }
 client_proxied() { "$rdmaproxy" run --trace="$trace" --stats -- "$@"; }
-pair server_proxied ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D "$duration" -- \
+rxp_perftest_pair tcp:18515 \
+  server_proxied ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D "$duration" -- \
   client_proxied ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D "$duration" "$RXP_NODE1_IP"
-proxied=$(average "$RXP_CLIENT_OUT")
+proxied=$(rxp_perftest_average "$RXP_CLIENT_OUT")
 
 echo "-- the client's decoded commands (setup; the POST_SEND doorbells are counted below):"
 grep -E '^rdmaproxy: (ioctl|write)\(' "$trace" | grep -v 'POST_SEND' | sed 's/^rdmaproxy: /  /' |

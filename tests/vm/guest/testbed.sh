@@ -68,6 +68,26 @@ rxp_pair() {
   fi
 }
 
+# rxp_perftest_pair WAIT SERVER_CMD -- CLIENT_CMD...: rxp_pair (outputs discarded, kept in
+# RXP_SERVER_OUT/RXP_CLIENT_OUT) for a perftest pair. perftest gives up when it cannot
+# calibrate its cycle counter on a loaded emulated CPU ("Can't produce a report"), natively
+# too: such a run is repeated (3 tries); any other failure shows both outputs and fails.
+rxp_perftest_pair() {
+  local attempt
+  for attempt in 1 2 3; do
+    if rxp_pair "$@" >/dev/null; then return 0; fi
+    grep -q "Can't produce a report" <<<"$RXP_CLIENT_OUT$RXP_SERVER_OUT" || {
+      echo "$RXP_SERVER_OUT" >&2; echo "$RXP_CLIENT_OUT" >&2; return 1; }
+  done
+  return 1
+}
+
+# rxp_perftest_average OUTPUT: the BW-average (MB/s) of a perftest bandwidth result row
+# ("#bytes #iterations BW-peak BW-average MsgRate").
+rxp_perftest_average() {
+  awk 'NF == 5 && $1 ~ /^[0-9]+$/ && $4 ~ /^[0-9.]+$/ {r = $4} END {print r}' <<<"$1"
+}
+
 # rxp_expect TEXT PATTERN WHAT: fails the test unless TEXT matches the extended regex PATTERN.
 rxp_expect() {
   if grep -qE -- "$2" <<<"$1"; then return 0; fi
