@@ -156,9 +156,9 @@ std::string CoverageMarkdown() {
        "     `cmake --build build --target abi-docs` and commit the result; a unit test fails\n"
        "     when this file and the schema disagree. -->\n\n";
   s += "Every uverbs legacy `write()` command, every `RDMA_VERBS_IOCTL` method, every mlx5\n"
-       "driver method and every rdma_cm command of the Linux 6.12 UAPI (plus\n"
-       "`UVERBS_METHOD_QUERY_PORT_SPEED`, newer, which rdma-core 62's `ibv_devinfo` sends), with\n"
-       "what the proxy does with it by default:\n\n"
+       "driver method and every rdma_cm command of the Linux 6.12 UAPI, and the few newer methods\n"
+       "rdma-core sends by default (their last column names the rdma-core release), with what\n"
+       "the proxy does with it by default:\n\n"
        "- **forwarded**: passed to the host device as is (after decoding and validation);\n"
        "- **translated**: forwarded after translating the listed fields (user addresses the\n"
        "  kernel pins or writes, fds in the caller's table, response pointers) between the\n"
