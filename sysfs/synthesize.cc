@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <vector>
 
+#include "sysfs/names.h"
 #include "sysfs/policy.h"
 
 namespace rxp::sysfs {
@@ -85,7 +88,16 @@ class Builder {
     for (const auto& fn : s_.pci_functions) RXP_TRY(AddPciFunction(fn));
     for (const auto& fn : s_.pci_functions) RXP_TRY(AddSriovLinks(fn));
     if (!s_.rdma_devices.empty()) RXP_TRY(AddRdmaClasses());
-    for (const auto& dev : s_.rdma_devices) RXP_TRY(AddRdmaDevice(dev));
+    // In natural name order (mlx5_2 before mlx5_10): a listing of the class directories in
+    // creation order (SysfsVfs::ReadDir, a materialized tmpfs) then matches the kernel's
+    // registration order, in which libibverbs lists the devices natively (netlink's index
+    // order); the snapshot itself keeps them sorted by plain name.
+    std::vector<const RdmaDevice*> rdma;
+    for (const auto& dev : s_.rdma_devices) rdma.push_back(&dev);
+    std::stable_sort(rdma.begin(), rdma.end(), [](const RdmaDevice* a, const RdmaDevice* b) {
+      return NaturalLess(a->name, b->name);
+    });
+    for (const RdmaDevice* dev : rdma) RXP_TRY(AddRdmaDevice(*dev));
     for (const auto& nd : s_.netdevs) RXP_TRY(AddNetdev(nd));
     if (s_.numa) RXP_TRY(AddNuma(*s_.numa));
     RXP_TRY(AddPeerMemory());

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "sysfs/testing/hosts.h"
 #include "sysfs/vfs.h"
@@ -104,6 +106,26 @@ TEST_CASE("RDMA, verbs and net class devices are kernel-style links") {
   CHECK(vfs.Lstat("/sys/class/infiniband/rxe0/device").error().errnum == ENOENT);
   CHECK(Read(vfs, "/sys/class/infiniband/rxe0/fw_ver") == "\n");
   CHECK(Read(vfs, "/sys/class/infiniband/rxe0/parent") == "veth0\n");
+}
+
+TEST_CASE("RDMA class directories list devices in natural name order") {
+  // The snapshot sorts by plain name (mlx5_10 before mlx5_2); listings in creation order must
+  // follow the kernel's registration order, which natural order approximates.
+  auto vfs = SysfsVfs(std::make_shared<const Tree>(Synthesize(testing::SyntheticHost(12)).value()));
+  const auto ib_dir = vfs.ReadDir("/sys/class/infiniband");
+  const auto verbs_dir = vfs.ReadDir("/sys/class/infiniband_verbs");
+  REQUIRE(ib_dir.ok());
+  REQUIRE(verbs_dir.ok());
+  std::vector<std::string> ib, verbs;
+  for (const auto& e : *ib_dir) ib.emplace_back(e.name);
+  for (const auto& e : *verbs_dir)
+    if (e.name != "abi_version")
+      verbs.push_back(Read(vfs, "/sys/class/infiniband_verbs/" + std::string(e.name) + "/ibdev"));
+  REQUIRE(ib.size() == 12);
+  for (size_t i = 0; i < ib.size(); ++i) {
+    CHECK(ib[i] == "mlx5_" + std::to_string(i));
+    CHECK(verbs[i] == "mlx5_" + std::to_string(i) + "\n");
+  }
 }
 
 TEST_CASE("GID tables have kernel semantics for unpopulated entries") {
