@@ -232,32 +232,28 @@ retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS.
 
 # ---- cases -----------------------------------------------------------------------------------
 
-# ibv_devices with its device rows sorted (discovery order may differ: netlink natively, sysfs
-# under the proxy).
+# ibv_devices, in its order: natively libibverbs lists the devices in netlink's index order;
+# under the proxy (netlink refused) in the readdir order of the served
+# /sys/class/infiniband_verbs, which the harness keeps to the same index order
+# (tools/harness/ordered_listing.h). A program that takes the first device gets the same one.
 case_devices() {
   local native proxy
-  native=$(ibv_devices 2>&1 | sort) || { fail devices "native ibv_devices failed"; return; }
-  proxy=$(proxied ibv_devices 2>/dev/null | sort) || { fail devices "ibv_devices failed under the proxy"; return; }
+  native=$(ibv_devices 2>&1) || { fail devices "native ibv_devices failed"; return; }
+  proxy=$(proxied ibv_devices 2>/dev/null) || { fail devices "ibv_devices failed under the proxy"; return; }
   if [[ $native == "$proxy" ]]; then
-    pass devices "$(grep -c . <<<"$native") lines identical"
+    pass devices "$(grep -c . <<<"$native") lines identical, in the same order"
   else
     fail devices "outputs differ"; difference "$native" "$proxy"
   fi
 }
 
-# ibv_devinfo -v with its per-device blocks sorted by name (discovery order may differ: netlink
-# natively, sysfs under the proxy).
-devinfo_blocks() {
-  awk 'BEGIN { RS = "hca_id:"; ORS = "" }
-       NR > 1 { block = "hca_id:" $0; sub(/\n+$/, "", block); print block "\n\0" }' |
-    sort -z | tr '\0' '\n'
-}
+# ibv_devinfo -v, every device's block in the same order (as case_devices).
 case_devinfo() {
   local native proxy
-  native=$(ibv_devinfo -v 2>&1 | devinfo_blocks) || { fail devinfo "native failed"; return; }
-  proxy=$(proxied ibv_devinfo -v 2>/dev/null | devinfo_blocks)
+  native=$(ibv_devinfo -v 2>&1) || { fail devinfo "native failed"; return; }
+  proxy=$(proxied ibv_devinfo -v 2>/dev/null)
   if [[ -n $native && $native == "$proxy" ]]; then
-    pass devinfo "$(grep -c '^hca_id' <<<"$native") devices, $(grep -c . <<<"$native") lines identical"
+    pass devinfo "$(grep -c '^hca_id' <<<"$native") devices, $(grep -c . <<<"$native") lines identical, in the same order"
   else
     fail devinfo "outputs differ"; difference "$native" "$proxy"
   fi

@@ -123,6 +123,47 @@ TEST_CASE("the device view shows only allowed devices under their sandbox names"
   CHECK_FALSE(fs::exists(root));  // removed with the view
 }
 
+TEST_CASE("the verbs class directory lists the devices in host index order", "[devices]") {
+  FakeHost host;
+  // The host registered rxe1 before rxe0 (index 3 and 7); the sandbox names go the other way.
+  HostDevice rxe0, rxe1;
+  rxe0.uverbs = "uverbs0";
+  rxe0.ibdev = "rxe0";
+  rxe0.index = 7;
+  rxe1.uverbs = "uverbs1";
+  rxe1.ibdev = "rxe1";
+  rxe1.index = 3;
+  const std::vector<DeviceMapping> devices = {{"uverbs0", rxe0}, {"uverbs1", rxe1}};
+  for (int mode = 0; mode < 2; ++mode) {
+    DeviceViewOptions options;
+    options.host_sysfs = host.root + "/sys";
+    options.host_dev = host.root + "/dev/infiniband";
+    options.temp_parent = host.root;
+    if (mode == 1) options.sysfs_dir = "/srv/rendered-sysfs";
+    auto view = DeviceView::Create(devices, options);
+    REQUIRE(view.ok());
+    RuleResolver resolver((*view)->rules());
+    const Resolution dir = resolver.Resolve("/sys/class/infiniband_verbs", PathOp::kOpen);
+    CHECK(dir.proxy);
+    REQUIRE(dir.listing_order != nullptr);
+    CHECK(*dir.listing_order == std::vector<std::string>{"uverbs1", "uverbs0"});
+    CHECK(dir.host_path == (mode == 0 ? (*view)->root() + "/sys/class/infiniband_verbs"
+                                      : "/srv/rendered-sysfs/class/infiniband_verbs"));
+    // Only the directory itself: what is below it is served as before, not proxied.
+    const Resolution below = resolver.Resolve("/sys/class/infiniband_verbs/uverbs0", PathOp::kOpen);
+    CHECK_FALSE(below.proxy);
+    CHECK(below.listing_order == nullptr);
+  }
+  // One device has no order to keep: the directory is not proxied.
+  DeviceViewOptions options;
+  options.host_sysfs = host.root + "/sys";
+  options.host_dev = host.root + "/dev/infiniband";
+  options.temp_parent = host.root;
+  auto one = DeviceView::Create({devices[0]}, options);
+  REQUIRE(one.ok());
+  CHECK_FALSE(RuleResolver((*one)->rules()).Resolve("/sys/class/infiniband_verbs", PathOp::kOpen).proxy);
+}
+
 TEST_CASE("with a sysfs directory all of /sys is served from it", "[devices]") {
   FakeHost host;
   DeviceViewOptions options;

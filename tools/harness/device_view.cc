@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -134,6 +135,27 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
                        vclass + "/" + cls, 0, false, "sysfs view"});
   }
   // clang-format on
+  // libibverbs lists its devices in the readdir order of this directory when netlink is
+  // refused; natively netlink gives them in host index order. The harness orders the listing
+  // (ordered_listing.h) so that "the first device" is the same one as natively.
+  if (devices.size() > 1) {
+    std::vector<const DeviceMapping*> by_index;
+    for (const DeviceMapping& m : devices) by_index.push_back(&m);
+    std::stable_sort(by_index.begin(), by_index.end(),
+                     [](const DeviceMapping* a, const DeviceMapping* b) {
+                       return a->host.index < b->host.index;
+                     });
+    auto order = std::make_shared<std::vector<std::string>>();
+    for (const DeviceMapping* m : by_index) order->push_back(m->sandbox_uverbs);
+    const std::string served_class =
+        options.sysfs_snapshot ? root + "/sys/class/infiniband_verbs"
+        : options.sysfs_dir    ? NormalizePath(*options.sysfs_dir) + "/class/infiniband_verbs"
+                               : vclass + "/infiniband_verbs";
+    PathRule listing{"/sys/class/infiniband_verbs", Match::kExact, Kind::kRewrite, served_class,
+                     0, true, "infiniband_verbs listing"};
+    listing.listing_order = std::move(order);
+    rules.push_back(std::move(listing));
+  }
   return view;
 }
 

@@ -40,6 +40,9 @@ constexpr FdSyscall kFdSyscalls[] = {
   {SYS_pwritev2,     0},
   {SYS_ioctl,        0},
   {SYS_mmap,         4},
+  // Proxied directories (ordered_listing.h) order what these return.
+  {SYS_getdents64,   0},
+  {SYS_getdents,     0},
 };
 
 constexpr PathSyscall kPathSyscalls[] = {

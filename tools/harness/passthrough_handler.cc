@@ -39,7 +39,7 @@ class PassthroughHandler final : public ProxiedFileHandler {
     } kArity[] = {
         {SYS_ioctl, 3}, {SYS_read, 3},   {SYS_write, 3},   {SYS_pread64, 4},  {SYS_pwrite64, 4},
         {SYS_readv, 3}, {SYS_writev, 3}, {SYS_preadv, 5},  {SYS_pwritev, 5},  {SYS_preadv2, 6},
-        {SYS_pwritev2, 6}, {SYS_mmap, 6},
+        {SYS_pwritev2, 6}, {SYS_mmap, 6},     {SYS_getdents64, 3}, {SYS_getdents, 3},
     };
     int count = 6;
     for (const auto& row : kArity)

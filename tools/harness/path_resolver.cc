@@ -42,6 +42,7 @@ Resolution RuleResolver::Resolve(std::string_view sandbox_path, PathOp op) const
   r.errnum = rule->errnum;
   r.proxy = rule->proxy;
   r.label = rule->label;
+  r.listing_order = rule->listing_order;
   if (rule->kind == Resolution::Kind::kRewrite)
     r.host_path = rule->host + std::string(sandbox_path.substr(rule->sandbox.size()));
   return r;

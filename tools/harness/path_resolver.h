@@ -10,6 +10,7 @@
 // RuleResolver is the table-driven implementation: rules on sandbox paths, longest match wins.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,6 +28,9 @@ struct Resolution {
   int errnum = 0;         // kFail
   bool proxy = false;     // an open of it becomes a proxied fd (FileHandlerFactory::OnOpen)
   std::string label;      // the rule's name for what it matched ("uverbs0", "sysfs view")
+  // A proxied directory whose listing the harness orders itself (ordered_listing.h) instead
+  // of asking the handler factory: the entry names in the order the program must see them.
+  std::shared_ptr<const std::vector<std::string>> listing_order;
 };
 
 class PathResolver {
@@ -56,6 +60,7 @@ struct PathRule {
   int errnum = 0;       // kFail
   bool proxy = false;
   std::string label;
+  std::shared_ptr<const std::vector<std::string>> listing_order;  // with proxy: see Resolution
 };
 
 // Longest matching rule wins; at equal length an exact rule beats a tree rule. No match means

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "tools/harness/ordered_listing.h"
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
 
@@ -204,7 +205,11 @@ Tracer::ExitFn Tracer::AdoptOpenedFd(const Stop& stop, std::string sandbox,
     opened.fd = *moved;
     Result<std::unique_ptr<ProxiedFileHandler>> handler =
         Fail(ENODEV, "no handler factory for proxied files");
-    if (options_.factory != nullptr) {
+    if (resolution.listing_order != nullptr) {
+      // A directory the harness serves in an order of its own (ordered_listing.h).
+      handler = std::unique_ptr<ProxiedFileHandler>(
+          std::make_unique<OrderedListingHandler>(resolution.listing_order));
+    } else if (options_.factory != nullptr) {
       Access access(*this, exit.task(), &exit);
       handler = options_.factory->OnOpen(opened, access);
     }

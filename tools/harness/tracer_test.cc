@@ -4,6 +4,7 @@
 #include "tools/harness/tracer.h"
 
 #include <signal.h>
+#include <dirent.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -300,6 +301,62 @@ TEST_CASE("path rewriting follows the kernel through dirfds and cwd and dotdot a
         f.tree.root + "/real/a/deep");
   CHECK(RunTestee({"list", "/rxp-sandbox"}, f.options)["entries"] == "a,b,lnk");
   CHECK(RunTestee({"stat", "/rxp-sandbox/missing"}, f.options)["stat"] == "-ENOENT");
+}
+
+// The names readdir gives natively for `dir`, in its order, without "." and "..".
+std::vector<std::string> NativeListing(const std::string& dir) {
+  std::vector<std::string> names;
+  DIR* d = opendir(dir.c_str());
+  while (dirent* e = d != nullptr ? readdir(d) : nullptr)
+    if (std::string_view(e->d_name) != "." && std::string_view(e->d_name) != "..")
+      names.emplace_back(e->d_name);
+  if (d != nullptr) closedir(d);
+  return names;
+}
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ",") + n;
+  return out;
+}
+
+TEST_CASE("a proxied directory is listed in the harness's order", "[tracer]") {
+  Fixture f;
+  const std::string dir = f.tree.root + "/verbs-class";
+  fs::create_directories(dir);
+  for (const char* name : {"uverbs0", "uverbs1", "uverbs2", "uverbs3", "uverbs10"})
+    fs::create_directories(dir + "/" + name);
+  std::ofstream(dir + "/abi_version") << "6\n";
+  const std::vector<std::string> native = NativeListing(dir);
+  REQUIRE(native.size() == 6);
+  // The wanted order is the reverse of the kernel's, so that every device entry must move.
+  std::vector<std::string> order;
+  for (auto it = native.rbegin(); it != native.rend(); ++it)
+    if (*it != "abi_version") order.push_back(*it);
+  std::vector<std::string> want = native;  // abi_version stays in its slot
+  for (size_t i = 0, k = 0; i < want.size(); ++i)
+    if (want[i] != "abi_version") want[i] = order[k++];
+
+  auto rules = f.Rules();
+  // As DeviceView serves it: the class directory's tree rewritten, the directory itself proxied.
+  rules.push_back({"/sys/class/infiniband_verbs", PathRule::Match::kTree,
+                   Resolution::Kind::kRewrite, dir, 0, false, "sysfs view"});
+  PathRule listing{"/sys/class/infiniband_verbs", PathRule::Match::kExact,
+                   Resolution::Kind::kRewrite, dir, 0, true, "infiniband_verbs listing"};
+  listing.listing_order = std::make_shared<std::vector<std::string>>(order);
+  rules.push_back(listing);
+  RuleResolver resolver(rules);
+  f.options.resolver = &resolver;
+
+  TesteeRun run = RunTestee({"list-raw", "/sys/class/infiniband_verbs"}, f.options);
+  CHECK(run["entries"] == Joined(want));
+  CHECK(InRange(run["dirfd"]));
+  CHECK(f.factory.record.opens.empty());  // the harness's own handler, not the factory's
+  // Entries below it and other paths are not proxied: the kernel's order, an ordinary fd.
+  TesteeRun below = RunTestee({"list-raw", "/sys/class/infiniband_verbs/uverbs0"}, f.options);
+  CHECK(below["entries"].empty());
+  CHECK_FALSE(InRange(below["dirfd"]));
+  CHECK(RunTestee({"list-raw", dir}, f.options)["entries"] == Joined(native));
 }
 
 TEST_CASE("handlers see proxied calls and can deny or emulate them", "[tracer]") {

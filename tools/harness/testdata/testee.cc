@@ -232,6 +232,23 @@ int List(const char* dir) {
   return 0;
 }
 
+// list-raw DIR: the names readdir returns, in its order (without "." and ".."), and the
+// fd the directory had (a proxied directory's is in the reserved range).
+int ListRaw(const char* dir) {
+  DIR* d = opendir(dir);
+  if (d == nullptr) {
+    Print("list", -errno);
+    return 0;
+  }
+  std::string joined;
+  while (dirent* e = readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      joined += (joined.empty() ? "" : ",") + std::string(e->d_name);
+  std::printf("dirfd=%d\nentries=%s\n", dirfd(d), joined.c_str());
+  closedir(d);
+  return 0;
+}
+
 int Netlink() {
   Print("rdma", Ret(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, kNetlinkRdma)));
   Print("route", Ret(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0)) >= 0 ? 0 : -1);
@@ -901,6 +918,7 @@ int main(int argc, char** argv) {
   if (cmd == "openat") return OpenAt(a, b);
   if (cmd == "chdir-open") return ChdirOpen(a, b);
   if (cmd == "list") return List(a);
+  if (cmd == "list-raw") return ListRaw(a);
   if (cmd == "netlink") return Netlink();
   if (cmd == "syscall-loop") return SyscallLoop(std::atol(a));
   if (cmd == "wait-signal") return WaitSignal(a);
