@@ -36,6 +36,7 @@ struct RunOptions {
   bool stats = false;
   bool freeze_threads = true;
   bool app_issues_all = false;
+  bool refuse_netlink = false;
   unsigned stop_poll_us = 0;
   std::vector<std::string> command;
 };
@@ -132,6 +133,8 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   harness.signals = &signals;
   harness.freeze_address_space = options.freeze_threads;
   harness.stop_poll = std::chrono::microseconds(options.stop_poll_us);
+  harness.netlink_rdma =
+      options.refuse_netlink ? NetlinkRdmaMode::kRefused : NetlinkRdmaMode::kFiltered;
   auto run = OrThrow(RunHarness(harness));
   if (options.stats) {
     const TracerStats& s = run.stats;
@@ -195,6 +198,11 @@ void AddRunCommands(CLI::App& app) {
                 "Run every verbs ioctl and rxe's send doorbell write as the program's own "
                 "syscall (two stops each) instead of issuing those that need nothing of the "
                 "program's context from the tracer");
+  run->add_flag("--refuse-netlink", options->refuse_netlink,
+                "Refuse NETLINK_RDMA sockets (EPROTONOSUPPORT, as on a kernel without RDMA "
+                "netlink) instead of giving the program its own socket whose requests are "
+                "filtered (only RDMA_NLDEV_CMD_SYS_GET, the copy-on-fork answer, reaches the "
+                "kernel)");
   run->add_option("--stop-poll-us", options->stop_poll_us,
                   "Poll up to this many microseconds for the program's next stop before "
                   "sleeping in waitpid (adaptive; never on one CPU). Faster stops for one "

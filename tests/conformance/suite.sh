@@ -49,7 +49,7 @@ done
 
 all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping ucmatose udaddy rdma_client rstream verbs_exercise hostile)
+           read_lat rping ucmatose udaddy rdma_client rstream verbs_exercise hostile netlink)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
   [[ -x $rdma_core/bin/ibv_devinfo && -e $rdma_core/lib/libibverbs.so.1 ]] ||
@@ -62,7 +62,8 @@ fi
 RDMAPROXY=$build/tools/rdmaproxy
 EXERCISE=$build/tests/conformance/rxp_verbs_exercise
 HOSTILE=$build/tests/conformance/rxp_hostile
-for f in "$RDMAPROXY" "$EXERCISE" "$HOSTILE"; do
+PROBE=$build/tests/conformance/rxp_netlink_probe
+for f in "$RDMAPROXY" "$EXERCISE" "$HOSTILE" "$PROBE"; do
   [[ -x $f ]] || { echo "suite: no $f (build first: cmake --build $build)" >&2; exit 2; }
 done
 
@@ -516,6 +517,55 @@ case_verbs_exercise() {
     pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") error paths identical${issued:+; $issued issued by the tracer}"
   else
     fail verbs_exercise "exit $nrc / $prc"; difference "$native" "$proxy"
+  fi
+}
+
+# NETLINK_RDMA (tools/harness/netlink_rdma.h): the copy-on-fork question (SYS_GET) gets the
+# native answer, whether sent with sendmsg, sendto or write; the device queries get the kernel's
+# EINVAL for the retyped request (libibverbs then lists /sys); multicast groups, other sockets
+# as peers, vectored, spliced, sendfile, asynchronous and malformed sends are refused;
+# --refuse-netlink refuses the socket.
+case_netlink() {
+  local native proxy refused want
+  native=$("$PROBE" 2>&1)
+  if ! grep -q '^socket ok' <<<"$native"; then
+    skip netlink "no RDMA netlink here: $(head -n 1 <<<"$native")"; return
+  fi
+  proxy=$(proxied "$PROBE" 2>/dev/null)
+  refused=$("$RDMAPROXY" run --refuse-netlink -- "$PROBE" 2>/dev/null)
+  if [[ $run_opts == *--refuse-netlink* ]]; then
+    if [[ $proxy == "socket errno EPROTONOSUPPORT" ]]; then
+      pass netlink "run options '$run_opts': the socket is refused (EPROTONOSUPPORT)"
+    else
+      fail netlink "run options '$run_opts': $(head -n 1 <<<"$proxy")"
+    fi
+    return
+  fi
+  want="socket ok
+bind ok
+$(grep '^sys_get_' <<<"$native")
+get errno EINVAL
+get_chardev errno EINVAL
+bind_other ok
+bind_groups errno EPERM
+add_membership errno EPERM
+sendto_peer errno EPERM
+connect_peer errno EPERM
+writev errno EOPNOTSUPP
+truncated errno EINVAL
+memfd ok
+sendfile errno EOPNOTSUPP
+pipe ok
+pipe_write ok
+splice errno EOPNOTSUPP
+io_setup ok
+aio_write errno EINVAL"
+  if [[ $proxy != "$want" ]]; then
+    fail netlink "under the proxy"; difference "$want" "$proxy"
+  elif [[ $refused != "socket errno EPROTONOSUPPORT" ]]; then
+    fail netlink "with --refuse-netlink: $refused"
+  else
+    pass netlink "$(grep '^sys_get_sendmsg' <<<"$native" | cut -d' ' -f2-) natively and under the proxy; device queries EINVAL, groups and peers EPERM; --refuse-netlink: EPROTONOSUPPORT"
   fi
 }
 

@@ -4,7 +4,8 @@
 // under `rdmaproxy run` can be compared byte for byte. Covered: device/port/GID queries, PD,
 // MR (+ rereg), MW (type 1 and 2, bind), completion channel + ibv_req_notify_cq + epoll with
 // O_NONBLOCK, CQ (+ resize), RC and UD QPs, SRQ (+ modify, query, limit event), AH, async
-// events, the legacy write() ABI issued by hand on the command fd, and error paths (bad
+// events, the legacy write() ABI issued by hand on the command fd, the fork protection
+// status (copy-on-fork over RDMA netlink), and error paths (bad
 // handles, unmapped memory, a non-RDMA fd as a completion channel, a bad completion vector):
 // their errnos are printed, and must match native.
 //
@@ -219,6 +220,22 @@ int main(int argc, char** argv) {
   ibv_context* ctx = ibv_open_device(dev);
   if (ctx == nullptr) Die("open", "ibv_open_device");
   Ok("open", "%s", devname);
+
+  // Whether the kernel keeps registered memory across fork (RDMA netlink's COPY_ON_FORK, which
+  // rdma-core asks in get_copy_on_fork()): UNNEEDED natively on Linux >= 5.13, and the same
+  // under the proxy, or ibv_fork_init() -- UCX and libfabric call it -- would madvise every
+  // registered buffer away from forked children.
+  auto fork_status = [] {
+    switch (ibv_is_fork_initialized()) {
+      case IBV_FORK_DISABLED: return "disabled";
+      case IBV_FORK_ENABLED: return "enabled";
+      case IBV_FORK_UNNEEDED: return "unneeded";
+    }
+    return "?";
+  };
+  Ok("fork_status", "%s", fork_status());
+  Outcome("fork_init", ibv_fork_init());
+  Ok("fork_status_after_init", "%s", fork_status());
 
   ibv_device_attr_ex dattr{};
   if (ibv_query_device_ex(ctx, nullptr, &dattr)) Die("query_device", "ibv_query_device_ex");

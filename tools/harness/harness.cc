@@ -73,7 +73,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (options.argv.empty()) return Fail(EINVAL, "no program to run");
   auto program = FindProgram(options.argv[0]);
   if (!program.ok()) return std::move(program).error();
-  auto filter = CompileFilter(BuildBaseRules(options.range));
+  auto filter = CompileFilter(BuildBaseRules(options.range, options.netlink_rdma));
   if (!filter.ok()) return std::move(filter).error();
   auto device_filter = CompileFilter(BuildDeviceRules(options.range));
   if (!device_filter.ok()) return std::move(device_filter).error();

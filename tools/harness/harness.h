@@ -20,6 +20,7 @@
 #include "tools/harness/fd_range.h"
 #include "tools/harness/handler.h"
 #include "tools/harness/harness_log.h"
+#include "tools/harness/intercept_rules.h"
 #include "tools/harness/path_canon.h"
 #include "tools/harness/path_resolver.h"
 #include "tools/harness/tracer.h"
@@ -70,6 +71,7 @@ struct HarnessOptions {
   std::chrono::milliseconds freeze_timeout{5000};  // TracerOptions::freeze_timeout
   bool freeze_address_space = true;                 // TracerOptions::freeze_address_space
   std::chrono::microseconds stop_poll{0};           // TracerOptions::stop_poll
+  NetlinkRdmaMode netlink_rdma = NetlinkRdmaMode::kFiltered;  // --refuse-netlink: kRefused
 };
 
 struct HarnessRun {

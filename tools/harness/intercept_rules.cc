@@ -43,6 +43,15 @@ constexpr FdSyscall kFdSyscalls[] = {
   // Proxied directories (ordered_listing.h) order what these return.
   {SYS_getdents64,   0},
   {SYS_getdents,     0},
+  // A NETLINK_RDMA socket (netlink_rdma.h): its sends are filtered, its address checked.
+  {SYS_sendto,       0},
+  {SYS_bind,         0},
+  {SYS_connect,      0},
+  {SYS_setsockopt,   0},
+  // Writes into a proxied file that do not pass through write()/send*(): sendfile's and
+  // splice's output fd.
+  {SYS_sendfile,     0},
+  {SYS_splice,       2},
 };
 
 constexpr PathSyscall kPathSyscalls[] = {
@@ -70,6 +79,7 @@ const char* InterceptName(Intercept tag) {
   static constexpr const char* kNames[] = {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
+      "netlink-socket", "aio-submit",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -91,12 +101,15 @@ const PathSyscall* FindPathSyscall(long nr) {
   return nullptr;
 }
 
-std::vector<FilterRule> BuildBaseRules(const FdRange& r) {
+std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink) {
+  const FilterAction on_netlink = netlink == NetlinkRdmaMode::kRefused
+                                      ? Errno(EPROTONOSUPPORT)
+                                      : Trace(Intercept::kNetlinkSocket);
   // clang-format off
   std::vector<FilterRule> rules = {
     // syscall           conditions (all hold)                                   action
     {SYS_ioctl,          {Is32(1, kRdmaVerbsIoctl)},                             Trace(Intercept::kVerbsIoctl)},
-    {SYS_socket,         {Is32(0, AF_NETLINK), Is32(2, kNetlinkRdma)},           Errno(EPROTONOSUPPORT)},
+    {SYS_socket,         {Is32(0, AF_NETLINK), Is32(2, kNetlinkRdma)},           on_netlink},
     {SYS_io_uring_setup, {},                                                     Errno(ENOSYS)},
     // A process without proxied fds can still pull one out of a child that has some.
     {SYS_pidfd_getfd,    {FdIn(1, r)},                                           Errno(EPERM)},
@@ -136,6 +149,9 @@ std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
     // cannot carry fds). Only processes that hold proxied fds have this rule.
     {SYS_sendmsg,        {},                                                     Trace(Intercept::kSendFds)},
     {SYS_sendmmsg,       {},                                                     Trace(Intercept::kSendFds)},
+    // Asynchronous I/O names its fds inside the iocbs: every submission stops, and one that
+    // names a proxied fd is refused (the kernel would write to it without a stop).
+    {SYS_io_submit,      {},                                                     Trace(Intercept::kAioSubmit)},
   };
   // clang-format on
   rules.insert(rules.end(), std::begin(kFdModel), std::end(kFdModel));

@@ -14,10 +14,14 @@
 //     pidfd_getfd from outside, ...) cannot issue an unchecked verbs command;
 //   * (base) path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection;
 //   * (device filter) sendmsg/sendmmsg, so a proxied fd is not handed to another process
-//     over a unix socket (SCM_RIGHTS), where it would escape the harness.
+//     over a unix socket (SCM_RIGHTS), where it would escape the harness;
+//   * (device filter) io_submit, whose iocbs name fds the filter cannot see.
+//   * (base) socket(AF_NETLINK, *, NETLINK_RDMA): the new socket moves into the range, where
+//     every request it sends is filtered (netlink_rdma.h).
 // A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
-//   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT, so libibverbs deterministically
-//     falls back to sysfs enumeration (rdma-core ibverbs_get_device_list);
+//   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT instead, with
+//     NetlinkRdmaMode::kRefused (`rdmaproxy run --refuse-netlink`): libibverbs then falls back
+//     to sysfs enumeration for everything (rdma-core ibverbs_get_device_list);
 //   * io_uring_setup -> ENOSYS (io_uring requests bypass seccomp entirely);
 //   * pidfd_getfd of a reserved-range fd -> EPERM.
 // Everything else runs at native speed. docs/harness.md lists the table for users.
@@ -45,6 +49,8 @@ enum class Intercept : uint16_t {
   kUnshareFiles,   // unshare(CLONE_FILES)
   kPath,           // a path lookup (kPathSyscalls)
   kSendFds,        // sendmsg/sendmmsg of a process that holds proxied fds (SCM_RIGHTS check)
+  kNetlinkSocket,  // socket(AF_NETLINK, *, NETLINK_RDMA)
+  kAioSubmit,      // io_submit of a process that holds proxied fds (iocb fd check)
   kCount,
 };
 const char* InterceptName(Intercept tag);
@@ -77,8 +83,15 @@ struct PathSyscall {
 std::span<const PathSyscall> PathSyscalls();
 const PathSyscall* FindPathSyscall(long nr);
 
+// What a NETLINK_RDMA socket is under the harness.
+enum class NetlinkRdmaMode {
+  kFiltered,  // the program's own socket; its requests filtered (netlink_rdma.h)
+  kRefused,   // socket() fails with EPROTONOSUPPORT, as on a kernel without RDMA netlink
+};
+
 // The base filter's rules: installed in the first tracee before exec.
-std::vector<FilterRule> BuildBaseRules(const FdRange& range);
+std::vector<FilterRule> BuildBaseRules(const FdRange& range,
+                                       NetlinkRdmaMode netlink = NetlinkRdmaMode::kFiltered);
 // The device filter's rules: added to a process with its first proxied fd.
 std::vector<FilterRule> BuildDeviceRules(const FdRange& range);
 

@@ -40,6 +40,8 @@ class PassthroughHandler final : public ProxiedFileHandler {
         {SYS_ioctl, 3}, {SYS_read, 3},   {SYS_write, 3},   {SYS_pread64, 4},  {SYS_pwrite64, 4},
         {SYS_readv, 3}, {SYS_writev, 3}, {SYS_preadv, 5},  {SYS_pwritev, 5},  {SYS_preadv2, 6},
         {SYS_pwritev2, 6}, {SYS_mmap, 6},     {SYS_getdents64, 3}, {SYS_getdents, 3},
+        {SYS_sendto, 6},   {SYS_bind, 3},   {SYS_connect, 3}, {SYS_setsockopt, 5},
+        {SYS_sendfile, 4}, {SYS_splice, 6},
     };
     int count = 6;
     for (const auto& row : kArity)

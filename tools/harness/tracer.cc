@@ -398,6 +398,8 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kUnshareFiles, &Tracer::OnUnshareFiles},
     {Intercept::kPath,         &Tracer::OnPath},
     {Intercept::kSendFds,      &Tracer::OnSendFds},
+    {Intercept::kNetlinkSocket, &Tracer::OnNetlinkSocket},
+    {Intercept::kAioSubmit,    &Tracer::OnAioSubmit},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

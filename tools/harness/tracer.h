@@ -258,6 +258,8 @@ class Tracer {
   Verdict OnCloseRange(const Stop& stop);
   Verdict OnUnshareFiles(const Stop& stop);
   Verdict OnSendFds(const Stop& stop);
+  Verdict OnNetlinkSocket(const Stop& stop);
+  Verdict OnAioSubmit(const Stop& stop);
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);

@@ -1,6 +1,7 @@
 // The fd model and proxied-file dispatch: the seccomp stops of intercept_rules.h that name a
 // reserved-range fd, or RDMA_VERBS_IOCTL on any fd.
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/close_range.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/harness/netlink_rdma.h"
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
 
@@ -305,7 +307,64 @@ Tracer::Verdict Tracer::OnSendFds(const Stop& stop) {
                                fd, file->label()));
     }
   }
+  // A send on a proxied socket (NETLINK_RDMA) is its handler's to decide, as write() is.
+  if (options_.range.Contains(stop.args[0]) && task.fds->Find(FdOf(stop.args[0])) != nullptr)
+    return OnFdSyscall(stop);
   return Verdict::Continue();
+}
+
+// io_submit(ctx, nr, iocbpp): asynchronous reads and writes name their fd inside each iocb,
+// where the filter cannot see it; the kernel would run them on a proxied file without a stop
+// (a NETLINK_RDMA socket's sends unfiltered). uverbs and rdma_cm files have no write_iter, so
+// natively their aio is EINVAL already; a proxied socket's is refused the same way.
+Tracer::Verdict Tracer::OnAioSubmit(const Stop& stop) {
+  Task& task = stop.task;
+  if (task.fds->size() == 0) return Verdict::Continue();
+  const long nr = static_cast<long>(stop.args[1]);
+  if (nr <= 0) return Verdict::Continue();  // the kernel's EINVAL, or nothing to do
+  constexpr long kMaxChecked = 4096;
+  if (nr > kMaxChecked)
+    return Deny(stop, Fail(EINVAL, "io_submit of {} iocbs in a process holding proxied fds: the "
+                           "harness checks at most {}", nr, kMaxChecked));
+  ProcessMemory memory(task.tid, &task.mm->mem_fd());
+  std::vector<uint64_t> iocbs(static_cast<size_t>(nr));
+  if (!memory.Read(stop.args[2], std::as_writable_bytes(std::span(iocbs))).ok())
+    return Verdict::Continue();  // the kernel reports EFAULT
+  for (uint64_t at : iocbs) {
+    iocb cb{};
+    if (!memory.Read(at, std::as_writable_bytes(std::span(&cb, 1))).ok())
+      return Verdict::Continue();  // EFAULT for that one: the kernel stops there
+    if (!options_.range.Contains(cb.aio_fildes)) continue;
+    if (auto file = task.fds->Find(FdOf(cb.aio_fildes)))
+      return Deny(stop, Fail(EINVAL, "asynchronous I/O on proxied fd {} ({}) is refused",
+                             cb.aio_fildes, file->label()));
+  }
+  return Verdict::Continue();
+}
+
+// socket(AF_NETLINK, type, NETLINK_RDMA): the program's new socket moves into the reserved
+// range, with the request filter (netlink_rdma.h) as its handler.
+Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
+  const pid_t tid = stop.task.tid;
+  const bool cloexec = (stop.args[1] & SOCK_CLOEXEC) != 0;
+  return Verdict::WatchExit([this, tid, cloexec](ExitStop& exit, long result) -> long {
+    if (result < 0) return result;  // no RDMA netlink in this kernel: the program sees why
+    const int fd = static_cast<int>(result);
+    auto filtered = EnsureDeviceFilter(exit);
+    Result<int> moved = filtered.ok() ? MoveIntoRange(exit, fd, cloexec)
+                                      : Result<int>(std::move(filtered).error());
+    if (!moved.ok()) {
+      if (exit.death_status()) return result;
+      (void)exit.Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
+      options_.log->Error("[pid {}] socket(NETLINK_RDMA): {}", tid, moved.error().ToString());
+      return -static_cast<long>(moved.error().errnum);
+    }
+    exit.task().fds->Insert(
+        *moved, std::make_shared<OpenFile>(std::make_unique<NetlinkRdmaHandler>(*options_.log),
+                                           "NETLINK_RDMA"));
+    options_.log->Trace("[pid {}] socket(NETLINK_RDMA) = {}", tid, *moved);
+    return *moved;
+  });
 }
 
 Tracer::Verdict Tracer::OnUnshareFiles(const Stop& stop) {

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -203,12 +204,31 @@ TEST_CASE("the device filter reaches every thread and CLONE_FILES siblings", "[t
   CHECK(sibling_factory.record.CountCalls(SYS_read) == 1);
 }
 
-TEST_CASE("netlink RDMA sockets and io_uring are refused by the filter alone", "[tracer]") {
+TEST_CASE("netlink RDMA sockets can be refused, and io_uring is, by the filter alone", "[tracer]") {
   Fixture f;
+  f.options.netlink_rdma = NetlinkRdmaMode::kRefused;
   TesteeRun run = RunTestee({"netlink"}, f.options);
   CHECK(run["rdma"] == "-EPROTONOSUPPORT");
   CHECK(run["route"] == "0");
+  CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kNetlinkSocket)] == 0);
   CHECK(RunTestee({"io-uring"}, f.options)["io_uring_setup"] == "-ENOSYS");
+}
+
+TEST_CASE("a netlink RDMA socket is the program's own, moved into the range", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"netlink"}, f.options);
+  CHECK(run["route"] == "0");
+  CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kNetlinkSocket)] == 1);
+  // What the kernel says natively: a socket (then in the range), or its errno when this
+  // kernel has no RDMA netlink (the VM test bed checks the requests: vm.conformance).
+  const int native = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, kNetlinkRdma);
+  if (native >= 0) {
+    close(native);
+    CHECK(InRange(run["rdma_fd"]));
+    CHECK(run["rdma"] == "0");
+  } else {
+    CHECK(run["rdma"] == "-" + std::string(strerrorname_np(errno)));
+  }
 }
 
 TEST_CASE("a proxied open lands in the reserved range, and so do its copies", "[tracer]") {
@@ -357,6 +377,19 @@ TEST_CASE("a proxied directory is listed in the harness's order", "[tracer]") {
   CHECK(below["entries"].empty());
   CHECK_FALSE(InRange(below["dirfd"]));
   CHECK(RunTestee({"list-raw", dir}, f.options)["entries"] == Joined(native));
+}
+
+TEST_CASE("asynchronous IO on a proxied fd is refused and on other fds it runs", "[tracer]") {
+  Fixture f;
+  // uverbs2 is a proxied plain file, where aio works natively: only the harness refuses it.
+  TesteeRun run = RunTestee({"aio-write", "/dev/infiniband/uverbs2"}, f.options);
+  CHECK(run["aio_null"] == "1");
+  CHECK(run["aio_proxied"] == "-EINVAL");
+  CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kAioSubmit)] == 2);
+  // A process without proxied fds has no device filter: its io_submit never stops.
+  TesteeRun plain = RunTestee({"aio-write", "/dev/null"}, f.options);
+  CHECK(plain["aio_proxied"] == "1");
+  CHECK(plain.stats.by_intercept[static_cast<size_t>(Intercept::kAioSubmit)] == 0);
 }
 
 TEST_CASE("handlers see proxied calls and can deny or emulate them", "[tracer]") {

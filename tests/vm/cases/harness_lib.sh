@@ -12,10 +12,9 @@ RXP_RUN_OPTS=()
 rxp_run() { "$RXP_RDMAPROXY" run "$@"; }
 rxp_run_default() { "$RXP_RDMAPROXY" run "${RXP_RUN_OPTS[@]}" -- "$@"; }
 
-# rxp_devinfo_blocks TEXT: ibv_devinfo output with its per-device blocks sorted by name, so
-# that outputs listing devices in different orders compare equal. (Natively libibverbs
-# enumerates over netlink, in index order; under the harness netlink is refused and it reads
-# /sys/class/infiniband_verbs, in directory order.)
+# rxp_devinfo_blocks TEXT: ibv_devinfo output with its per-device blocks sorted by name, for
+# comparisons that are about each device's attributes, not their order (which the harness keeps
+# as natively: docs/harness.md "Device order"; the conformance suite checks that).
 rxp_devinfo_blocks() {
   awk 'BEGIN { RS = "hca_id:"; ORS = "" }
        NR > 1 { block = "hca_id:" $0; sub(/\n+$/, "", block); print block "\n\0" }' <<<"$1" |

@@ -12,6 +12,7 @@
 //   freeze-leader-exit PATH N | freeze-exec PATH
 #include <dirent.h>
 #include <fcntl.h>
+#include <linux/aio_abi.h>
 #include <linux/close_range.h>
 #include <pthread.h>
 #include <sched.h>
@@ -250,7 +251,9 @@ int ListRaw(const char* dir) {
 }
 
 int Netlink() {
-  Print("rdma", Ret(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, kNetlinkRdma)));
+  const int rdma = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, kNetlinkRdma);
+  Print("rdma", rdma >= 0 ? 0 : -errno);
+  if (rdma >= 0) std::printf("rdma_fd=%d\n", rdma);
   Print("route", Ret(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, 0)) >= 0 ? 0 : -1);
   return 0;
 }
@@ -480,6 +483,32 @@ int ReadProxied(const char* path, long n) {
   for (long i = 0; i < n; ++i)
     if (read(fd, buf, 0) < 0) return 1;
   Print("reads", n);
+  return 0;
+}
+
+// aio-write PATH: an asynchronous write (io_submit) to the file at PATH, and one to
+// /dev/null: the results of both submissions.
+int AioWrite(const char* path) {
+  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  const int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  aio_context_t ctx = 0;
+  if (syscall(SYS_io_setup, 4, &ctx) != 0) {
+    Print("io_setup", -errno);
+    return 0;
+  }
+  static char data[8] = "payload";
+  auto submit = [&](int which) {
+    iocb cb{};
+    cb.aio_lio_opcode = IOCB_CMD_PWRITE;
+    cb.aio_fildes = static_cast<uint32_t>(which);
+    cb.aio_buf = reinterpret_cast<uint64_t>(data);
+    cb.aio_nbytes = sizeof(data);
+    iocb* cbs[1] = {&cb};
+    return Ret(syscall(SYS_io_submit, ctx, 1, cbs));
+  };
+  Print("aio_null", submit(null_fd));
+  Print("aio_proxied", submit(fd));
+  syscall(SYS_io_destroy, ctx);
   return 0;
 }
 
@@ -919,6 +948,7 @@ int main(int argc, char** argv) {
   if (cmd == "chdir-open") return ChdirOpen(a, b);
   if (cmd == "list") return List(a);
   if (cmd == "list-raw") return ListRaw(a);
+  if (cmd == "aio-write") return AioWrite(a);
   if (cmd == "netlink") return Netlink();
   if (cmd == "syscall-loop") return SyscallLoop(std::atol(a));
   if (cmd == "wait-signal") return WaitSignal(a);

@@ -1,0 +1,305 @@
+#include "tools/harness/netlink_rdma.h"
+
+#include <linux/netlink.h>
+#include <rdma/rdma_netlink.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+
+#include <algorithm>
+#include <cstring>
+#include <optional>
+
+#include <fmt/format.h>
+
+namespace rxp::harness {
+namespace {
+
+// The one request that reaches the kernel as sent.
+constexpr uint16_t kSysGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET);
+// What every other request becomes: the NLDEV client with the last op its 10-bit field can
+// hold, beyond any kernel's RDMA_NLDEV_NUM_OPS (rdma_nl_rcv_msg() answers it -EINVAL).
+constexpr uint16_t kRefusedType = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, (1 << 10) - 1);
+static_assert(RDMA_NLDEV_NUM_OPS < (1 << 10) - 1);
+
+// The largest send the harness copies: rdma-core's requests are a header and an attribute or
+// two; iproute2's `rdma` sends a few hundred bytes at most.
+constexpr size_t kMaxSend = 8192;
+constexpr size_t kMaxIov = 64;
+
+constexpr struct {
+  uint16_t op;
+  const char* name;
+} kNldevOps[] = {
+    {RDMA_NLDEV_CMD_GET, "RDMA_NLDEV_CMD_GET"},
+    {RDMA_NLDEV_CMD_SET, "RDMA_NLDEV_CMD_SET"},
+    {RDMA_NLDEV_CMD_NEWLINK, "RDMA_NLDEV_CMD_NEWLINK"},
+    {RDMA_NLDEV_CMD_DELLINK, "RDMA_NLDEV_CMD_DELLINK"},
+    {RDMA_NLDEV_CMD_PORT_GET, "RDMA_NLDEV_CMD_PORT_GET"},
+    {RDMA_NLDEV_CMD_SYS_GET, "RDMA_NLDEV_CMD_SYS_GET"},
+    {RDMA_NLDEV_CMD_SYS_SET, "RDMA_NLDEV_CMD_SYS_SET"},
+    {RDMA_NLDEV_CMD_RES_GET, "RDMA_NLDEV_CMD_RES_GET"},
+    {RDMA_NLDEV_CMD_RES_QP_GET, "RDMA_NLDEV_CMD_RES_QP_GET"},
+    {RDMA_NLDEV_CMD_RES_CM_ID_GET, "RDMA_NLDEV_CMD_RES_CM_ID_GET"},
+    {RDMA_NLDEV_CMD_RES_CQ_GET, "RDMA_NLDEV_CMD_RES_CQ_GET"},
+    {RDMA_NLDEV_CMD_RES_MR_GET, "RDMA_NLDEV_CMD_RES_MR_GET"},
+    {RDMA_NLDEV_CMD_RES_PD_GET, "RDMA_NLDEV_CMD_RES_PD_GET"},
+    {RDMA_NLDEV_CMD_GET_CHARDEV, "RDMA_NLDEV_CMD_GET_CHARDEV"},
+    {RDMA_NLDEV_CMD_STAT_SET, "RDMA_NLDEV_CMD_STAT_SET"},
+    {RDMA_NLDEV_CMD_STAT_GET, "RDMA_NLDEV_CMD_STAT_GET"},
+    {RDMA_NLDEV_CMD_STAT_DEL, "RDMA_NLDEV_CMD_STAT_DEL"},
+};
+
+// Scratch memory laid out piece by piece, each piece 8-byte aligned.
+class ScratchImage {
+ public:
+  size_t Add(std::span<const std::byte> bytes) {
+    const size_t at = (bytes_.size() + 7) & ~size_t{7};
+    bytes_.resize(at + bytes.size());
+    if (!bytes.empty()) std::memcpy(bytes_.data() + at, bytes.data(), bytes.size());
+    return at;
+  }
+  template <typename T>
+  size_t AddValue(const T& value) {
+    return Add(std::as_bytes(std::span<const T, 1>(&value, 1)));
+  }
+  template <typename T>
+  void Set(size_t at, const T& value) {
+    std::memcpy(bytes_.data() + at, &value, sizeof(T));
+  }
+  std::span<const std::byte> bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+};
+
+// Places `image` in scratch; its base address, or a Deny.
+Result<uint64_t> PutInScratch(TraceeAccess& tracee, const ScratchImage& image) {
+  auto slot = tracee.Scratch(std::max<size_t>(image.bytes().size(), 1));
+  if (!slot.ok()) return std::move(slot).error();
+  RXP_TRY(tracee.memory().Write(*slot, image.bytes()));
+  return *slot;
+}
+
+// A destination a NETLINK_RDMA request may go to: the kernel (pid 0, no group). Natively an
+// unprivileged sender gets EPERM for anything else (netlink_sendmsg(): the RDMA kernel socket
+// has no NL_CFG_F_NONROOT_SEND).
+Result<void> CheckKernelPeer(const sockaddr_nl& a, const char* what) {
+  if (a.nl_family == AF_NETLINK && (a.nl_pid != 0 || a.nl_groups != 0))
+    return Fail(EPERM, "NETLINK_RDMA {} to port {} groups {:#x}: only the kernel is reachable "
+                "under the harness", what, a.nl_pid, a.nl_groups);
+  return Ok();
+}
+
+}  // namespace
+
+std::string RdmaNetlinkTypeName(uint16_t type) {
+  if (type < NLMSG_MIN_TYPE) return fmt::format("netlink control {}", type);
+  const unsigned client = RDMA_NL_GET_CLIENT(type);
+  const unsigned op = RDMA_NL_GET_OP(type);
+  if (client == RDMA_NL_NLDEV)
+    for (const auto& row : kNldevOps)
+      if (row.op == op) return row.name;
+  const char* clients[] = {nullptr, nullptr, "RDMA_NL_IWCM", "RDMA_NL_RSVD", "RDMA_NL_LS",
+                           "RDMA_NL_NLDEV"};
+  if (client < std::size(clients) && clients[client] != nullptr)
+    return fmt::format("{} op {}", clients[client], op);
+  return fmt::format("type {:#x}", type);
+}
+
+Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> request) {
+  FilteredNetlink out;
+  out.bytes.assign(request.begin(), request.end());
+  // rdma_nl_rcv_skb(): messages while a header fits; NLMSG_ALIGN between them.
+  size_t at = 0;
+  while (request.size() - at >= NLMSG_HDRLEN) {
+    nlmsghdr h;
+    std::memcpy(&h, request.data() + at, sizeof(h));
+    if (h.nlmsg_len < NLMSG_HDRLEN || h.nlmsg_len > request.size() - at)
+      return Fail(EINVAL, "NETLINK_RDMA message at byte {} has length {} ({} bytes left)", at,
+                  h.nlmsg_len, request.size() - at);
+    // Control messages (NOOP, DONE, ...) are only acknowledged (rdma_nl_rcv_skb()).
+    if (h.nlmsg_type >= NLMSG_MIN_TYPE && h.nlmsg_type != kSysGet) {
+      out.refused.push_back(RdmaNetlinkTypeName(h.nlmsg_type));
+      const uint16_t retyped = kRefusedType;
+      std::memcpy(out.bytes.data() + at + offsetof(nlmsghdr, nlmsg_type), &retyped,
+                  sizeof(retyped));
+    }
+    at += std::min<size_t>(NLMSG_ALIGN(h.nlmsg_len), request.size() - at);
+  }
+  return out;
+}
+
+Result<FilteredNetlink> NetlinkRdmaHandler::Filter(const SyscallView& call,
+                                                   std::span<const std::byte> data) {
+  auto filtered = FilterRdmaNetlinkRequests(data);
+  if (!filtered.ok()) return filtered;
+  for (const std::string& name : filtered->refused)
+    log_.Trace("[pid {}] NETLINK_RDMA fd {}: {} is not forwarded; the kernel answers EINVAL",
+               call.tid, call.fd, name);
+  return filtered;
+}
+
+EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess& tracee) {
+  switch (call.nr) {
+    case SYS_write:
+    case SYS_sendto:
+      return Send(call, tracee);
+    case SYS_sendmsg:
+      return SendMsg(call, tracee);
+    case SYS_sendmmsg:
+    case SYS_writev:
+    case SYS_pwritev:
+    case SYS_pwritev2:
+    case SYS_sendfile:
+    case SYS_splice:
+      return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(
+          "NETLINK_RDMA fd {}: vectored, file-to-socket and spliced sends are not proxied; "
+          "use send, sendto or sendmsg", call.fd)});
+    case SYS_bind:
+    case SYS_connect:
+      return Address(call, tracee);
+    case SYS_setsockopt:
+      // Policy, not the kernel's rule (it lets anyone join): the groups carry host traffic
+      // (LS path-record queries, IWPM, device events).
+      if (static_cast<int>(call.args[1]) == SOL_NETLINK &&
+          static_cast<int>(call.args[2]) == NETLINK_ADD_MEMBERSHIP)
+        return EntryDecision::Deny(Error{EPERM, fmt::format(
+            "NETLINK_RDMA fd {}: joining a multicast group is refused under the harness",
+            call.fd)});
+      return EntryDecision::Allow();
+    default:
+      return EntryDecision::Allow();  // receives, pwrite (ESPIPE), ... as the kernel has them
+  }
+}
+
+// write(fd, buf, len) and sendto(fd, buf, len, flags, addr, addrlen).
+EntryDecision NetlinkRdmaHandler::Send(const SyscallView& call, TraceeAccess& tracee) {
+  const uint64_t len = call.args[2];
+  if (len > kMaxSend)
+    return EntryDecision::Deny(Error{EMSGSIZE, fmt::format(
+        "NETLINK_RDMA fd {}: a {}-byte send is larger than the harness copies ({})", call.fd,
+        len, kMaxSend)});
+  std::vector<std::byte> data(len);
+  if (len != 0 && !tracee.memory().Read(call.args[1], data).ok())
+    return EntryDecision::Emulate(-EFAULT);
+  ScratchImage image;
+  std::optional<size_t> addr_at;
+  if (call.nr == SYS_sendto && call.args[4] != 0) {
+    // netlink_sendmsg(): a shorter address is EINVAL; the kernel copies at most 128 bytes.
+    const uint64_t addrlen = static_cast<uint32_t>(call.args[5]);
+    if (addrlen < sizeof(sockaddr_nl) || addrlen > sizeof(sockaddr_storage))
+      return EntryDecision::Allow();  // the kernel refuses it (a register: no race)
+    sockaddr_storage addr{};
+    if (!tracee.memory().Read(call.args[4], std::as_writable_bytes(std::span(&addr, 1)).first(addrlen)).ok())
+      return EntryDecision::Emulate(-EFAULT);
+    sockaddr_nl nl;
+    std::memcpy(&nl, &addr, sizeof(nl));
+    if (auto peer = CheckKernelPeer(nl, "sendto"); !peer.ok())
+      return EntryDecision::Deny(std::move(peer).error());
+    addr_at = image.Add(std::as_bytes(std::span(&addr, 1)).first(addrlen));
+  }
+  auto filtered = Filter(call, data);
+  if (!filtered.ok()) return EntryDecision::Deny(std::move(filtered).error());
+  const size_t data_at = image.Add(filtered->bytes);
+  auto base = PutInScratch(tracee, image);
+  if (!base.ok()) return EntryDecision::Deny(std::move(base).error());
+  EntryDecision d = EntryDecision::Allow().WithArg(1, *base + data_at);
+  if (addr_at) d.WithArg(4, *base + *addr_at);
+  return d;
+}
+
+// sendmsg(fd, msg, flags): the message gathered from its iovecs into one, in scratch with a
+// copy of the header and the address.
+EntryDecision NetlinkRdmaHandler::SendMsg(const SyscallView& call, TraceeAccess& tracee) {
+  msghdr m{};
+  if (!tracee.memory().Read(call.args[1], std::as_writable_bytes(std::span(&m, 1))).ok())
+    return EntryDecision::Emulate(-EFAULT);
+  if (m.msg_controllen != 0)
+    return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(
+        "NETLINK_RDMA fd {}: control messages (credentials) are not proxied", call.fd)});
+  if (m.msg_iovlen > kMaxIov)
+    return EntryDecision::Deny(Error{EMSGSIZE, fmt::format(
+        "NETLINK_RDMA fd {}: {} iovecs; the harness copies at most {}", call.fd, m.msg_iovlen,
+        kMaxIov)});
+  std::vector<iovec> iov(m.msg_iovlen);
+  if (!iov.empty() &&
+      !tracee.memory().Read(reinterpret_cast<uint64_t>(m.msg_iov), std::as_writable_bytes(std::span(iov))).ok())
+    return EntryDecision::Emulate(-EFAULT);
+  std::vector<std::byte> data;
+  for (const iovec& v : iov) {
+    if (v.iov_len > kMaxSend - data.size())
+      return EntryDecision::Deny(Error{EMSGSIZE, fmt::format(
+          "NETLINK_RDMA fd {}: a send of more than {} bytes is larger than the harness copies",
+          call.fd, kMaxSend)});
+    const size_t at = data.size();
+    data.resize(at + v.iov_len);
+    if (v.iov_len != 0 &&
+        !tracee.memory().Read(reinterpret_cast<uint64_t>(v.iov_base), std::span(data).subspan(at)).ok())
+      return EntryDecision::Emulate(-EFAULT);
+  }
+  ScratchImage image;
+  const size_t header_at = image.AddValue(m);
+  size_t addr_at = 0;
+  if (m.msg_name != nullptr && m.msg_namelen != 0) {
+    // The kernel refuses such an address before it reads the data, but the length is in the
+    // program's memory, where another thread could fix it up after this check: say it here.
+    if (m.msg_namelen < sizeof(sockaddr_nl) || m.msg_namelen > sizeof(sockaddr_storage))
+      return EntryDecision::Deny(Error{EINVAL, fmt::format(
+          "NETLINK_RDMA fd {}: sendmsg address of {} bytes", call.fd, m.msg_namelen)});
+    sockaddr_storage addr{};
+    if (!tracee.memory().Read(reinterpret_cast<uint64_t>(m.msg_name),
+                              std::as_writable_bytes(std::span(&addr, 1)).first(m.msg_namelen)).ok())
+      return EntryDecision::Emulate(-EFAULT);
+    sockaddr_nl nl;
+    std::memcpy(&nl, &addr, sizeof(nl));
+    if (auto peer = CheckKernelPeer(nl, "sendmsg"); !peer.ok())
+      return EntryDecision::Deny(std::move(peer).error());
+    addr_at = image.Add(std::as_bytes(std::span(&addr, 1)).first(m.msg_namelen));
+  }
+  auto filtered = Filter(call, data);
+  if (!filtered.ok()) return EntryDecision::Deny(std::move(filtered).error());
+  const size_t data_at = image.Add(filtered->bytes);
+  const size_t iov_at = image.AddValue(iovec{});
+  // Addresses are known once the slot is: lay out, then patch the pointers.
+  auto slot = tracee.Scratch(image.bytes().size());
+  if (!slot.ok()) return EntryDecision::Deny(std::move(slot).error());
+  msghdr copy = m;
+  copy.msg_name = m.msg_name != nullptr && m.msg_namelen != 0
+                      ? reinterpret_cast<void*>(*slot + addr_at) : m.msg_name;
+  copy.msg_iov = reinterpret_cast<iovec*>(*slot + iov_at);
+  copy.msg_iovlen = 1;
+  image.Set(header_at, copy);
+  image.Set(iov_at, iovec{reinterpret_cast<void*>(*slot + data_at), filtered->bytes.size()});
+  if (auto w = tracee.memory().Write(*slot, image.bytes()); !w.ok())
+    return EntryDecision::Deny(std::move(w).error());
+  return EntryDecision::Allow().WithArg(1, *slot + header_at);
+}
+
+// bind / connect (fd, addr, addrlen): no multicast group, no other socket as the peer.
+EntryDecision NetlinkRdmaHandler::Address(const SyscallView& call, TraceeAccess& tracee) {
+  constexpr size_t addr_arg = 1;
+  const uint64_t len = static_cast<uint32_t>(call.args[2]);
+  // Shorter than a netlink address, or longer than the kernel copies: EINVAL before use.
+  if (len < sizeof(sockaddr_nl) || len > sizeof(sockaddr_storage)) return EntryDecision::Allow();
+  sockaddr_storage addr{};
+  if (!tracee.memory().Read(call.args[addr_arg], std::as_writable_bytes(std::span(&addr, 1)).first(len)).ok())
+    return EntryDecision::Emulate(-EFAULT);
+  sockaddr_nl nl;
+  std::memcpy(&nl, &addr, sizeof(nl));
+  if (call.nr == SYS_bind && nl.nl_groups != 0)
+    return EntryDecision::Deny(Error{EPERM, fmt::format(
+        "NETLINK_RDMA fd {}: binding to multicast groups {:#x} is refused under the harness",
+        call.fd, nl.nl_groups)});
+  if (call.nr == SYS_connect)
+    if (auto peer = CheckKernelPeer(nl, "connect"); !peer.ok())
+      return EntryDecision::Deny(std::move(peer).error());
+  // The kernel reads the checked copy, which no thread of the program can change.
+  ScratchImage image;
+  image.Add(std::as_bytes(std::span(&addr, 1)).first(len));
+  auto base = PutInScratch(tracee, image);
+  if (!base.ok()) return EntryDecision::Deny(std::move(base).error());
+  return EntryDecision::Allow().WithArg(static_cast<int>(addr_arg), *base);
+}
+
+}  // namespace rxp::harness
