@@ -263,6 +263,7 @@ class Tracer {
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);
+  Result<int> AdoptIntoRange(ExitStop& stop, int fd, bool cloexec);
   bool IsDeviceFile(const std::string& host_path) const;
 
   // Path redirection (tracer_path.cc).

@@ -128,6 +128,18 @@ Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec) {
   return static_cast<int>(*moved);
 }
 
+// The process's first proxied fd brings the device filter (intercept_rules.h); then the fd
+// moves into the range. On failure the fd the kernel returned is closed (unless the tracee
+// died meanwhile) and the caller reports the error in its place.
+Result<int> Tracer::AdoptIntoRange(ExitStop& stop, int fd, bool cloexec) {
+  auto filtered = EnsureDeviceFilter(stop);
+  Result<int> moved =
+      filtered.ok() ? MoveIntoRange(stop, fd, cloexec) : Result<int>(std::move(filtered).error());
+  if (!moved.ok() && !stop.death_status())
+    (void)stop.Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
+  return moved;
+}
+
 // A host file the harness proxies (or hides) when it is opened by path: anything under
 // /dev/infiniband, and whatever the resolver maps a proxied or hidden sandbox path to.
 bool Tracer::IsDeviceFile(const std::string& host_path) const {
@@ -349,13 +361,9 @@ Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
   const bool cloexec = (stop.args[1] & SOCK_CLOEXEC) != 0;
   return Verdict::WatchExit([this, tid, cloexec](ExitStop& exit, long result) -> long {
     if (result < 0) return result;  // no RDMA netlink in this kernel: the program sees why
-    const int fd = static_cast<int>(result);
-    auto filtered = EnsureDeviceFilter(exit);
-    Result<int> moved = filtered.ok() ? MoveIntoRange(exit, fd, cloexec)
-                                      : Result<int>(std::move(filtered).error());
+    Result<int> moved = AdoptIntoRange(exit, static_cast<int>(result), cloexec);
     if (!moved.ok()) {
       if (exit.death_status()) return result;
-      (void)exit.Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
       options_.log->Error("[pid {}] socket(NETLINK_RDMA): {}", tid, moved.error().ToString());
       return -static_cast<long>(moved.error().errnum);
     }

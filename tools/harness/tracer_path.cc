@@ -174,13 +174,9 @@ Tracer::ExitFn Tracer::AdoptOpenedFd(const Stop& stop, std::string sandbox,
     auto close_fd = [&exit](int which) {
       (void)exit.Inject(SYS_close, {static_cast<uint64_t>(which), 0, 0, 0, 0, 0});
     };
-    // The process's first proxied fd brings the device filter (intercept_rules.h).
-    auto filtered = EnsureDeviceFilter(exit);
-    Result<int> moved = filtered.ok() ? MoveIntoRange(exit, fd, (flags & O_CLOEXEC) != 0)
-                                      : Result<int>(std::move(filtered).error());
+    Result<int> moved = AdoptIntoRange(exit, fd, (flags & O_CLOEXEC) != 0);
     if (!moved.ok()) {
       if (exit.death_status()) return result;
-      close_fd(fd);
       options_.log->Error("[pid {}] open {}: {}", tid, sandbox, moved.error().ToString());
       return -static_cast<long>(moved.error().errnum);
     }
