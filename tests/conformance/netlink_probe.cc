@@ -118,6 +118,8 @@ void Ask(int fd, const char* what, uint16_t op, bool dump, int how,
     sent = sendmsg(fd, &msg, 0);
   } else if (how == 1) {
     sent = sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof(kernel));
+  } else if (how == 3) {  // an address pointer with length 0: no address, the default peer
+    sent = sendto(fd, m.data(), m.size(), 0, reinterpret_cast<sockaddr*>(&kernel), 0);
   } else {
     sent = write(fd, m.data(), m.size());
   }
@@ -125,7 +127,7 @@ void Ask(int fd, const char* what, uint16_t op, bool dump, int how,
   const Answer a = Receive(fd, type, dump);
   char detail[64] = "";
   if (op == RDMA_NLDEV_CMD_SYS_GET) std::snprintf(detail, sizeof(detail), "copy_on_fork=%d", a.copy_on_fork);
-  if (op == RDMA_NLDEV_CMD_GET) std::snprintf(detail, sizeof(detail), "devices=%d", a.messages);
+  if (op == RDMA_NLDEV_CMD_GET && a.err == 0) std::snprintf(detail, sizeof(detail), "devices=%d", a.messages);
   Report(what, a.err, detail);
 }
 
@@ -149,6 +151,8 @@ int main() {
   Ask(fd, "sys_get_sendto", RDMA_NLDEV_CMD_SYS_GET, false, 1);
   Ask(fd, "sys_get_write", RDMA_NLDEV_CMD_SYS_GET, false, 2);
   Ask(fd, "get", RDMA_NLDEV_CMD_GET, true, 0);
+  Ask(fd, "get_sendto_no_addr", RDMA_NLDEV_CMD_GET, true, 3);
+  Ask(fd, "get_write", RDMA_NLDEV_CMD_GET, true, 2);
   // GET_CHARDEV "uverbs" of device index 0, as rdmanl_get_chardev() asks it.
   struct {
     nlattr a;

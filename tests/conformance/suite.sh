@@ -545,6 +545,8 @@ case_netlink() {
 bind ok
 $(grep '^sys_get_' <<<"$native")
 get errno EINVAL
+get_sendto_no_addr errno EINVAL
+get_write errno EINVAL
 get_chardev errno EINVAL
 bind_other ok
 bind_groups errno EPERM

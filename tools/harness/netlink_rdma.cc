@@ -185,11 +185,14 @@ EntryDecision NetlinkRdmaHandler::Send(const SyscallView& call, TraceeAccess& tr
     return EntryDecision::Emulate(-EFAULT);
   ScratchImage image;
   std::optional<size_t> addr_at;
-  if (call.nr == SYS_sendto && call.args[4] != 0) {
-    // netlink_sendmsg(): a shorter address is EINVAL; the kernel copies at most 128 bytes.
-    const uint64_t addrlen = static_cast<uint32_t>(call.args[5]);
+  // __sys_sendto(): an address only with a pointer and a non-zero length (else the socket's
+  // default peer, the kernel); move_addr_to_kernel() refuses more than 128 bytes and
+  // netlink_sendmsg() fewer than a sockaddr_nl, both with EINVAL and before the data.
+  const uint64_t addrlen = static_cast<uint32_t>(call.args[5]);
+  if (call.nr == SYS_sendto && call.args[4] != 0 && addrlen != 0) {
     if (addrlen < sizeof(sockaddr_nl) || addrlen > sizeof(sockaddr_storage))
-      return EntryDecision::Allow();  // the kernel refuses it (a register: no race)
+      return EntryDecision::Deny(Error{EINVAL, fmt::format(
+          "NETLINK_RDMA fd {}: sendto address of {} bytes", call.fd, addrlen)});
     sockaddr_storage addr{};
     if (!tracee.memory().Read(call.args[4], std::as_writable_bytes(std::span(&addr, 1)).first(addrlen)).ok())
       return EntryDecision::Emulate(-EFAULT);
@@ -241,10 +244,12 @@ EntryDecision NetlinkRdmaHandler::SendMsg(const SyscallView& call, TraceeAccess&
   ScratchImage image;
   const size_t header_at = image.AddValue(m);
   size_t addr_at = 0;
+  // copy_msghdr_from_user() clamps the address to 128 bytes; netlink_sendmsg() refuses fewer
+  // than a sockaddr_nl before reading the data. The length is in the program's memory, where
+  // another thread could change it after this check, so the harness refuses that itself.
+  m.msg_namelen = std::min<socklen_t>(m.msg_namelen, sizeof(sockaddr_storage));
   if (m.msg_name != nullptr && m.msg_namelen != 0) {
-    // The kernel refuses such an address before it reads the data, but the length is in the
-    // program's memory, where another thread could fix it up after this check: say it here.
-    if (m.msg_namelen < sizeof(sockaddr_nl) || m.msg_namelen > sizeof(sockaddr_storage))
+    if (m.msg_namelen < sizeof(sockaddr_nl))
       return EntryDecision::Deny(Error{EINVAL, fmt::format(
           "NETLINK_RDMA fd {}: sendmsg address of {} bytes", call.fd, m.msg_namelen)});
     sockaddr_storage addr{};
