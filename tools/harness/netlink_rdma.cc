@@ -95,8 +95,9 @@ Result<void> CheckKernelPeer(const sockaddr_nl& a, const char* what) {
 
 std::string RdmaNetlinkTypeName(uint16_t type) {
   if (type < NLMSG_MIN_TYPE) return fmt::format("netlink control {}", type);
-  const unsigned client = RDMA_NL_GET_CLIENT(type);
-  const unsigned op = RDMA_NL_GET_OP(type);
+  // RDMA_NL_GET_CLIENT / RDMA_NL_GET_OP, on unsigned values: 6 bits of client, 10 of op.
+  const unsigned client = (type >> 10) & 0x3fu;
+  const unsigned op = type & 0x3ffu;
   if (client == RDMA_NL_NLDEV)
     for (const auto& row : kNldevOps)
       if (row.op == op) return row.name;
