@@ -81,6 +81,27 @@ Result<uint64_t> PutInScratch(TraceeAccess& tracee, const ScratchImage& image) {
   return *slot;
 }
 
+// A socket address as the program passed it (at most sockaddr_storage, at least a sockaddr_nl:
+// the callers check the length first), and its netlink view.
+struct NetlinkAddress {
+  sockaddr_storage storage{};
+  size_t len = 0;
+  sockaddr_nl nl{};
+  std::span<const std::byte> bytes() const {
+    return std::as_bytes(std::span(&storage, 1)).first(len);
+  }
+};
+
+// nullopt when unreadable (the kernel's EFAULT).
+std::optional<NetlinkAddress> ReadAddress(TraceeMemory& memory, uint64_t at, size_t len) {
+  NetlinkAddress a;
+  a.len = len;
+  if (!memory.Read(at, std::as_writable_bytes(std::span(&a.storage, 1)).first(len)).ok())
+    return std::nullopt;
+  std::memcpy(&a.nl, &a.storage, sizeof(a.nl));
+  return a;
+}
+
 // A destination a NETLINK_RDMA request may go to: the kernel (pid 0, no group). Natively an
 // unprivileged sender gets EPERM for anything else (netlink_sendmsg(): the RDMA kernel socket
 // has no NL_CFG_F_NONROOT_SEND).
@@ -194,14 +215,11 @@ EntryDecision NetlinkRdmaHandler::Send(const SyscallView& call, TraceeAccess& tr
     if (addrlen < sizeof(sockaddr_nl) || addrlen > sizeof(sockaddr_storage))
       return EntryDecision::Deny(Error{EINVAL, fmt::format(
           "NETLINK_RDMA fd {}: sendto address of {} bytes", call.fd, addrlen)});
-    sockaddr_storage addr{};
-    if (!tracee.memory().Read(call.args[4], std::as_writable_bytes(std::span(&addr, 1)).first(addrlen)).ok())
-      return EntryDecision::Emulate(-EFAULT);
-    sockaddr_nl nl;
-    std::memcpy(&nl, &addr, sizeof(nl));
-    if (auto peer = CheckKernelPeer(nl, "sendto"); !peer.ok())
+    const auto addr = ReadAddress(tracee.memory(), call.args[4], addrlen);
+    if (!addr) return EntryDecision::Emulate(-EFAULT);
+    if (auto peer = CheckKernelPeer(addr->nl, "sendto"); !peer.ok())
       return EntryDecision::Deny(std::move(peer).error());
-    addr_at = image.Add(std::as_bytes(std::span(&addr, 1)).first(addrlen));
+    addr_at = image.Add(addr->bytes());
   }
   auto filtered = Filter(call, data);
   if (!filtered.ok()) return EntryDecision::Deny(std::move(filtered).error());
@@ -253,15 +271,12 @@ EntryDecision NetlinkRdmaHandler::SendMsg(const SyscallView& call, TraceeAccess&
     if (m.msg_namelen < sizeof(sockaddr_nl))
       return EntryDecision::Deny(Error{EINVAL, fmt::format(
           "NETLINK_RDMA fd {}: sendmsg address of {} bytes", call.fd, m.msg_namelen)});
-    sockaddr_storage addr{};
-    if (!tracee.memory().Read(reinterpret_cast<uint64_t>(m.msg_name),
-                              std::as_writable_bytes(std::span(&addr, 1)).first(m.msg_namelen)).ok())
-      return EntryDecision::Emulate(-EFAULT);
-    sockaddr_nl nl;
-    std::memcpy(&nl, &addr, sizeof(nl));
-    if (auto peer = CheckKernelPeer(nl, "sendmsg"); !peer.ok())
+    const auto addr =
+        ReadAddress(tracee.memory(), reinterpret_cast<uint64_t>(m.msg_name), m.msg_namelen);
+    if (!addr) return EntryDecision::Emulate(-EFAULT);
+    if (auto peer = CheckKernelPeer(addr->nl, "sendmsg"); !peer.ok())
       return EntryDecision::Deny(std::move(peer).error());
-    addr_at = image.Add(std::as_bytes(std::span(&addr, 1)).first(m.msg_namelen));
+    addr_at = image.Add(addr->bytes());
   }
   auto filtered = Filter(call, data);
   if (!filtered.ok()) return EntryDecision::Deny(std::move(filtered).error());
@@ -284,28 +299,24 @@ EntryDecision NetlinkRdmaHandler::SendMsg(const SyscallView& call, TraceeAccess&
 
 // bind / connect (fd, addr, addrlen): no multicast group, no other socket as the peer.
 EntryDecision NetlinkRdmaHandler::Address(const SyscallView& call, TraceeAccess& tracee) {
-  constexpr size_t addr_arg = 1;
   const uint64_t len = static_cast<uint32_t>(call.args[2]);
   // Shorter than a netlink address, or longer than the kernel copies: EINVAL before use.
   if (len < sizeof(sockaddr_nl) || len > sizeof(sockaddr_storage)) return EntryDecision::Allow();
-  sockaddr_storage addr{};
-  if (!tracee.memory().Read(call.args[addr_arg], std::as_writable_bytes(std::span(&addr, 1)).first(len)).ok())
-    return EntryDecision::Emulate(-EFAULT);
-  sockaddr_nl nl;
-  std::memcpy(&nl, &addr, sizeof(nl));
-  if (call.nr == SYS_bind && nl.nl_groups != 0)
+  const auto addr = ReadAddress(tracee.memory(), call.args[1], len);
+  if (!addr) return EntryDecision::Emulate(-EFAULT);
+  if (call.nr == SYS_bind && addr->nl.nl_groups != 0)
     return EntryDecision::Deny(Error{EPERM, fmt::format(
         "NETLINK_RDMA fd {}: binding to multicast groups {:#x} is refused under the harness",
-        call.fd, nl.nl_groups)});
+        call.fd, addr->nl.nl_groups)});
   if (call.nr == SYS_connect)
-    if (auto peer = CheckKernelPeer(nl, "connect"); !peer.ok())
+    if (auto peer = CheckKernelPeer(addr->nl, "connect"); !peer.ok())
       return EntryDecision::Deny(std::move(peer).error());
   // The kernel reads the checked copy, which no thread of the program can change.
   ScratchImage image;
-  image.Add(std::as_bytes(std::span(&addr, 1)).first(len));
+  image.Add(addr->bytes());
   auto base = PutInScratch(tracee, image);
   if (!base.ok()) return EntryDecision::Deny(std::move(base).error());
-  return EntryDecision::Allow().WithArg(static_cast<int>(addr_arg), *base);
+  return EntryDecision::Allow().WithArg(1, *base);
 }
 
 }  // namespace rxp::harness
