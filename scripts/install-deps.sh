@@ -16,6 +16,7 @@ test_pkgs=(
   qemu-system-x86 busybox-static cpio kmod xz-utils
   ibverbs-utils perftest rdmacm-utils iproute2 hwloc
   python3   # sysfs fixture generator and oracles (tests/data/sysfs, tests/sysfs)
+  python3-pyverbs   # rdma-core's own Python tests (conformance case rdma_core_tests)
   procps util-linux coreutils
 )
 

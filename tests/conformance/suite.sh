@@ -49,7 +49,8 @@ done
 
 all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping ucmatose udaddy rdma_client rstream verbs_exercise hostile netlink)
+           read_lat rping ucmatose udaddy rdma_client rstream verbs_exercise hostile netlink
+           rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
   [[ -x $rdma_core/bin/ibv_devinfo && -e $rdma_core/lib/libibverbs.so.1 ]] ||
@@ -569,6 +570,81 @@ aio_write errno EINVAL"
   else
     pass netlink "$(grep '^sys_get_sendmsg' <<<"$native" | cut -d' ' -f2-) natively and under the proxy; device queries EINVAL, groups and peers EPERM; --refuse-netlink: EPROTONOSUPPORT"
   fi
+}
+
+# rdma-core's own Python test suite (tests/run_tests.py, shipped by python3-pyverbs in
+# /usr/share/doc/rdma-core/tests), on node0's device, natively and under the proxy: every test's
+# outcome (ok, skip, fail, error) must be the same. It runs as an unprivileged user (nobody when
+# the suite runs as root): as root the tests expect raw-packet QPs, which the kernel grants to
+# CAP_NET_RAW and the policy denies to every sandbox (EPERM); unprivileged, the kernel and the
+# policy refuse the same things. Tests whose outcomes differ run again, alone, both ways, up to
+# twice, and count as equal when a rerun agrees. One test races the device natively and is
+# reported, not compared, when its outcomes still differ (RDMA_CORE_RACES).
+RDMA_CORE_TESTS=${RXP_RDMA_CORE_TESTS:-/usr/share/doc/rdma-core/tests}
+# test_resize_cq posts sends and then expects EINVAL from shrinking the CQ below the completions
+# it holds; on rxe the sends complete on a workqueue (rxe_post_send schedules the requester), so
+# natively the resize usually runs first and the test fails, while under the proxy (slower) the
+# completions are in and it passes.
+RDMA_CORE_RACES=(tests.test_cq.CQTest.test_resize_cq)
+case_rdma_core_tests() {
+  if [[ ! -e $RDMA_CORE_TESTS/run_tests.py ]] || ! python3 -c 'import pyverbs' 2>/dev/null; then
+    skip rdma_core_tests "no rdma-core Python tests (install python3-pyverbs, or set RXP_RDMA_CORE_TESTS)"
+    return
+  fi
+  local dir
+  dir=$(mktemp -d)
+  cp -r "$RDMA_CORE_TESTS" "$dir/tests"
+  find "$dir/tests" -name '*.gz' -exec gunzip -f {} +
+  cp "$here/rdma_core_tests.py" "$dir/"
+  local -a user=()
+  if (($(id -u) == 0)); then
+    chown -R 65534:65534 "$dir"
+    user=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+  fi
+  # run_tests WRAP RESULTS [--only ID]...: the suite natively or proxied, outcomes to RESULTS.
+  run_tests() {
+    local wrap=$1 results=$2; shift 2
+    prefix_for "$wrap"
+    (cd "$dir" && PYTHONDONTWRITEBYTECODE=1 "${user[@]}" "${pre[@]}" python3 rdma_core_tests.py \
+      --tests-dir "$dir/tests" --results "$dir/$results" --dev "$DEV0" --gid "$GID0" "$@") \
+      >"$dir/$results.log" 2>&1
+  }
+  local nrc=0 prc=0
+  run_tests native native.txt || nrc=$?
+  run_tests proxied proxied.txt || prc=$?
+  if ((nrc != 0 || prc != 0)) || [[ ! -s $dir/native.txt || ! -s $dir/proxied.txt ]]; then
+    fail rdma_core_tests "runner exit native $nrc, proxied $prc"
+    tail -n 5 "$dir/native.txt.log" "$dir/proxied.txt.log"
+    rm -rf "$dir"; return
+  fi
+  local total ran skipped_tests differ attempt id reruns=0
+  total=$(wc -l <"$dir/native.txt")
+  ran=$(grep -c '^ok ' "$dir/native.txt")
+  skipped_tests=$(grep -c '^skip ' "$dir/native.txt")
+  differ=$(diff "$dir/native.txt" "$dir/proxied.txt" | sed -n 's/^[<>] [a-z]* //p' | sort -u)
+  for attempt in 1 2; do
+    [[ -n $differ ]] || break
+    local -a only=()
+    for id in $differ; do only+=(--only "$id"); done
+    reruns=$((reruns + $(wc -w <<<"$differ")))
+    run_tests native rerun_native.txt "${only[@]}"
+    run_tests proxied rerun_proxied.txt "${only[@]}"
+    differ=$(diff "$dir/rerun_native.txt" "$dir/rerun_proxied.txt" | sed -n 's/^[<>] [a-z]* //p' | sort -u)
+  done
+  local raced=() race
+  for race in "${RDMA_CORE_RACES[@]}"; do
+    if grep -qxF "$race" <<<"$differ"; then
+      raced+=("${race##*.}")
+      differ=$(grep -vxF "$race" <<<"$differ")
+    fi
+  done
+  if [[ -n $differ ]]; then
+    fail rdma_core_tests "outcomes differ after two reruns: $(wc -w <<<"$differ") tests"
+    difference "$(cat "$dir/rerun_native.txt")" "$(cat "$dir/rerun_proxied.txt")"
+  else
+    pass rdma_core_tests "$total tests with the same outcome natively and proxied (natively $ran ok, $skipped_tests skipped, $((total - ran - skipped_tests)) failed); $reruns rerun${raced[*]:+; differed, a known native race: ${raced[*]}}"
+  fi
+  rm -rf "$dir"
 }
 
 # The engine counter line `rdmaproxy run --stats` prints.

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Runs rdma-core's own Python test suite (the tests/ directory python3-pyverbs ships) and
+records every test's outcome, so that the conformance suite can compare a native run with one
+under `rdmaproxy run` test by test.
+
+    rdma_core_tests.py --tests-dir DIR --results FILE [--only TEST_ID]... --dev DEV --gid N
+
+DIR is a copy of rdma-core's tests/ (a package named "tests": its modules import each other as
+tests.base, tests.utils). Loading mirrors rdma-core's run_tests.py: the package's load_tests()
+picks the modules, and its args_parser takes --dev/--port/--gid. FILE gets one line per test
+the runner reported, "<outcome> <test id>", outcome one of ok, skip, fail, error, xfail,
+xpass; the outcome is the test's, not a log line's, so the harness writing its own lines to
+the same stderr cannot blur it. --only (repeatable) runs just those test ids (a rerun of the
+ones whose outcomes differed). Exit status: 0 when the suite ran (whatever its outcomes), 2
+when it could not be loaded.
+"""
+import argparse
+import os
+import sys
+import unittest
+from importlib.machinery import SourceFileLoader
+
+
+class OutcomeRecorder(unittest.TextTestResult):
+    """A TextTestResult that also remembers each test's outcome under its id."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.outcomes = {}
+
+    def _record(self, test, outcome):
+        # A test with subtests reports each; a failed subtest makes the test's outcome.
+        test_id = test.id()
+        if self.outcomes.get(test_id) in ('fail', 'error') and outcome == 'ok':
+            return
+        self.outcomes[test_id] = outcome
+
+    def addSuccess(self, test):
+        super().addSuccess(test)
+        self._record(test, 'ok')
+
+    def addFailure(self, test, err):
+        super().addFailure(test, err)
+        self._record(test, 'fail')
+
+    def addError(self, test, err):
+        super().addError(test, err)
+        self._record(test, 'error')
+
+    def addSkip(self, test, reason):
+        super().addSkip(test, reason)
+        self._record(test, 'skip')
+
+    def addExpectedFailure(self, test, err):
+        super().addExpectedFailure(test, err)
+        self._record(test, 'xfail')
+
+    def addUnexpectedSuccess(self, test):
+        super().addUnexpectedSuccess(test)
+        self._record(test, 'xpass')
+
+    def addSubTest(self, test, subtest, err):
+        super().addSubTest(test, subtest, err)
+        if err is not None:
+            failed = issubclass(err[0], test.failureException)
+            self._record(test, 'fail' if failed else 'error')
+
+
+def flatten(suite):
+    for item in suite:
+        if isinstance(item, unittest.TestSuite):
+            yield from flatten(item)
+        else:
+            yield item
+
+
+def main():
+    ours = argparse.ArgumentParser(add_help=False)
+    ours.add_argument('--tests-dir', required=True)
+    ours.add_argument('--results', required=True)
+    ours.add_argument('--only', action='append', default=[])
+    args, rest = ours.parse_known_args()
+
+    tests_dir = os.path.abspath(args.tests_dir)
+    sys.path.insert(0, tests_dir)
+    try:
+        # rdma-core's run_tests.py, step by step: its argument parser keeps --dev/--port/--gid
+        # for the tests' base classes and hands the rest to unittest.
+        sys.argv[1:] = rest
+        from args_parser import parser  # noqa: E402 (rdma-core's tests/args_parser.py)
+        parser.parse_args()
+        package = SourceFileLoader('tests', os.path.join(tests_dir, '__init__.py')).load_module()
+        suite = unittest.defaultTestLoader.loadTestsFromModule(package)
+    except Exception as ex:  # the suite itself is broken or pyverbs is missing
+        print(f'rdma_core_tests: cannot load the tests in {tests_dir}: {ex!r}', file=sys.stderr)
+        return 2
+
+    if args.only:
+        wanted = set(args.only)
+        suite = unittest.TestSuite(t for t in flatten(suite) if t.id() in wanted)
+
+    runner = unittest.TextTestRunner(stream=sys.stderr, verbosity=1, resultclass=OutcomeRecorder)
+    result = runner.run(suite)
+    with open(args.results, 'w', encoding='utf-8') as out:
+        for test_id in sorted(result.outcomes):
+            out.write(f'{result.outcomes[test_id]} {test_id}\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
