@@ -642,7 +642,7 @@ case_rdma_core_tests() {
     fail rdma_core_tests "outcomes differ after two reruns: $(wc -w <<<"$differ") tests"
     difference "$(cat "$dir/rerun_native.txt")" "$(cat "$dir/rerun_proxied.txt")"
   else
-    pass rdma_core_tests "$total tests with the same outcome natively and proxied (natively $ran ok, $skipped_tests skipped, $((total - ran - skipped_tests)) failed); $reruns rerun${raced[*]:+; differed, a known native race: ${raced[*]}}"
+    pass rdma_core_tests "$((total - ${#raced[@]})) of $total tests with the same outcome natively and proxied (natively $ran ok, $skipped_tests skipped, $((total - ran - skipped_tests)) failed); $reruns rerun${raced[*]:+; differed, a known native race: ${raced[*]}}"
   fi
   rm -rf "$dir"
 }
