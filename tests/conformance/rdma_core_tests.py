@@ -35,35 +35,34 @@ class OutcomeRecorder(unittest.TextTestResult):
             return
         self.outcomes[test_id] = outcome
 
-    def addSuccess(self, test):
-        super().addSuccess(test)
-        self._record(test, 'ok')
-
-    def addFailure(self, test, err):
-        super().addFailure(test, err)
-        self._record(test, 'fail')
-
-    def addError(self, test, err):
-        super().addError(test, err)
-        self._record(test, 'error')
-
-    def addSkip(self, test, reason):
-        super().addSkip(test, reason)
-        self._record(test, 'skip')
-
-    def addExpectedFailure(self, test, err):
-        super().addExpectedFailure(test, err)
-        self._record(test, 'xfail')
-
-    def addUnexpectedSuccess(self, test):
-        super().addUnexpectedSuccess(test)
-        self._record(test, 'xpass')
-
     def addSubTest(self, test, subtest, err):
         super().addSubTest(test, subtest, err)
         if err is not None:
             failed = issubclass(err[0], test.failureException)
             self._record(test, 'fail' if failed else 'error')
+
+
+# unittest's result hooks and the outcome each records: one entry per hook.
+OUTCOME_OF_HOOK = {
+    'addSuccess': 'ok',
+    'addFailure': 'fail',
+    'addError': 'error',
+    'addSkip': 'skip',
+    'addExpectedFailure': 'xfail',
+    'addUnexpectedSuccess': 'xpass',
+}
+
+
+def recording(hook, outcome):
+    """The TextTestResult hook `hook`, then the test's outcome recorded."""
+    def record_then(self, test, *args):
+        getattr(unittest.TextTestResult, hook)(self, test, *args)
+        self._record(test, outcome)
+    return record_then
+
+
+for _hook, _outcome in OUTCOME_OF_HOOK.items():
+    setattr(OutcomeRecorder, _hook, recording(_hook, _outcome))
 
 
 def flatten(suite):

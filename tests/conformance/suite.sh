@@ -587,7 +587,12 @@ RDMA_CORE_TESTS=${RXP_RDMA_CORE_TESTS:-/usr/share/doc/rdma-core/tests}
 # completions are in and it passes.
 RDMA_CORE_RACES=(tests.test_cq.CQTest.test_resize_cq)
 case_rdma_core_tests() {
-  if [[ ! -e $RDMA_CORE_TESTS/run_tests.py ]] || ! python3 -c 'import pyverbs' 2>/dev/null; then
+  # pyverbs is built for the distribution's Python: the first python3 on PATH may be another.
+  local python=
+  for python in python3 /usr/bin/python3 ""; do
+    [[ -n $python ]] && "$python" -c 'import pyverbs' 2>/dev/null && break
+  done
+  if [[ ! -e $RDMA_CORE_TESTS/run_tests.py || -z $python ]]; then
     skip rdma_core_tests "no rdma-core Python tests (install python3-pyverbs, or set RXP_RDMA_CORE_TESTS)"
     return
   fi
@@ -605,7 +610,7 @@ case_rdma_core_tests() {
   run_tests() {
     local wrap=$1 results=$2; shift 2
     prefix_for "$wrap"
-    (cd "$dir" && PYTHONDONTWRITEBYTECODE=1 "${user[@]}" "${pre[@]}" python3 rdma_core_tests.py \
+    (cd "$dir" && PYTHONDONTWRITEBYTECODE=1 "${user[@]}" "${pre[@]}" "$python" rdma_core_tests.py \
       --tests-dir "$dir/tests" --results "$dir/$results" --dev "$DEV0" --gid "$GID0" "$@") \
       >"$dir/$results.log" 2>&1
   }
