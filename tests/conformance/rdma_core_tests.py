@@ -29,13 +29,10 @@ class OutcomeRecorder(unittest.TextTestResult):
         self.outcomes = {}
 
     def _record(self, test, outcome):
-        # A test with subtests reports each; a failed subtest makes the test's outcome.
-        test_id = test.id()
-        if self.outcomes.get(test_id) in ('fail', 'error') and outcome == 'ok':
-            return
-        self.outcomes[test_id] = outcome
+        self.outcomes[test.id()] = outcome
 
     def addSubTest(self, test, subtest, err):
+        # A failed subtest makes the test's outcome (unittest then reports no success for it).
         super().addSubTest(test, subtest, err)
         if err is not None:
             failed = issubclass(err[0], test.failureException)

@@ -623,6 +623,8 @@ case_rdma_core_tests() {
       --tests-dir "$dir/tests" --results "$dir/$results" --dev "$DEV0" --gid "$GID0" "$@") \
       >"$dir/$results.log" 2>&1
   }
+  # differing_ids A B: the ids of the tests whose outcomes differ between result files A and B.
+  differing_ids() { diff "$dir/$1" "$dir/$2" | sed -n 's/^[<>] [a-z]* //p' | sort -u; }
   local nrc=0 prc=0
   run_tests native native.txt || nrc=$?
   run_tests proxied proxied.txt || prc=$?
@@ -635,15 +637,20 @@ case_rdma_core_tests() {
   total=$(wc -l <"$dir/native.txt")
   ran=$(grep -c '^ok ' "$dir/native.txt")
   skipped_tests=$(grep -c '^skip ' "$dir/native.txt")
-  differ=$(diff "$dir/native.txt" "$dir/proxied.txt" | sed -n 's/^[<>] [a-z]* //p' | sort -u)
+  differ=$(differing_ids native.txt proxied.txt)
   for attempt in 1 2; do
     [[ -n $differ ]] || break
     local -a only=()
     for id in $differ; do only+=(--only "$id"); done
     reruns=$((reruns + $(wc -w <<<"$differ")))
-    run_tests native rerun_native.txt "${only[@]}"
-    run_tests proxied rerun_proxied.txt "${only[@]}"
-    differ=$(diff "$dir/rerun_native.txt" "$dir/rerun_proxied.txt" | sed -n 's/^[<>] [a-z]* //p' | sort -u)
+    rm -f "$dir/rerun_native.txt" "$dir/rerun_proxied.txt"
+    if ! run_tests native rerun_native.txt "${only[@]}" ||
+       ! run_tests proxied rerun_proxied.txt "${only[@]}"; then
+      fail rdma_core_tests "the rerun of $(wc -w <<<"$differ") tests did not run"
+      tail -n 5 "$dir/rerun_native.txt.log" "$dir/rerun_proxied.txt.log"
+      rm -rf "$dir"; return
+    fi
+    differ=$(differing_ids rerun_native.txt rerun_proxied.txt)
   done
   local raced=() race
   for race in "${RDMA_CORE_RACES[@]}"; do
