@@ -3,7 +3,7 @@
 #
 # It builds the two-node network (setup-testbed.sh), records the RDMA resource baseline, says
 # "ready" through the results share, then runs requests that vmctl drops into SHARE/queue, one
-# at a time, each in its own cgroup (killed whole afterwards, so no test leaves a process
+# at a time, each in the test cgroup (killed whole afterwards, so no test leaves a process
 # behind) and under a guest-side timeout. After each test it checks that `rdma resource show`
 # is back to the baseline. Results go to SHARE/results/NAME.{log,rc}. With no request for
 # rxp.idle seconds, or on SHARE/queue/.shutdown, it powers the guest off, so a VM whose
@@ -60,7 +60,7 @@ if [[ "$mode" == shell ]]; then
   poweroff_now "shell exited"
 fi
 
-mkdir -p "$share/queue" "$share/results" "$share/running"
+mkdir -p "$share/queue" "$share/results"
 read -r up _ </proc/uptime
 echo "$up" >"$share/ready.tmp" && mv "$share/ready.tmp" "$share/ready"
 say "ready after ${up}s"
@@ -79,17 +79,20 @@ check_resources() {
   return 1
 }
 
+# Every test runs in this one cgroup, emptied (killed whole) after each.
+test_cgroup=/sys/fs/cgroup/rxp-test
+mkdir -p "$test_cgroup"
+
 run_request() {
-  local req=$1 name dir timeout_s cg log rc
+  local req=$1 name timeout_s cmd cg=$test_cgroup log rc
   name=${req##*/}
   name=${name%.req}
-  dir="$share/running/$name"
-  rm -rf "$dir"
-  mv "$req" "$dir" || return
-  read -r timeout_s <"$dir/timeout"
+  # The request is read, then removed before it runs, so that it runs once whatever happens.
+  read -r timeout_s <"$req/timeout"
+  read -r -d '' cmd <"$req/cmd"
+  rm -rf "$req"
+  [[ -e "$req" ]] && { say "cannot remove $req"; poweroff_now "request queue not writable"; }
   log="$share/results/$name.log"
-  cg=/sys/fs/cgroup/test-$name
-  mkdir -p "$cg"
   # The host may have rebuilt binaries since the last test: drop the page cache so that no
   # stale page of a 9p file is mapped into the new run. Best effort: the overlay over 9p can
   # still resolve a replaced file to its old copy (docs/development.md: stop the guest after a
@@ -101,7 +104,7 @@ run_request() {
   t0=$EPOCHREALTIME
   (
     echo "$BASHPID" >"$cg/cgroup.procs"
-    exec timeout -k 5 "$timeout_s" bash "$dir/cmd"
+    exec timeout -k 5 "$timeout_s" bash -c "$cmd"
   ) >"$log" 2>&1 </dev/null
   rc=$?
   t1=$EPOCHREALTIME
@@ -112,7 +115,6 @@ run_request() {
     { read -r _ <"$cg/cgroup.procs"; } 2>/dev/null || break
     nap 0.1
   done
-  rmdir "$cg" 2>/dev/null
   if ((rc == 124 || rc == 137)); then
     echo "vm: TIMEOUT: the test ran past its ${timeout_s}s guest-side limit and was killed" >>"$log"
   fi
@@ -126,7 +128,6 @@ run_request() {
   say "done $name rc=$rc"
   echo "$rc" >"$share/results/$name.rc.tmp"
   mv "$share/results/$name.rc.tmp" "$share/results/$name.rc"
-  rm -rf "$dir"
 }
 
 last=$SECONDS
