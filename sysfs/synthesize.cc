@@ -208,19 +208,34 @@ class Builder {
     return Ok();
   }
 
+  // pci_iov_sysfs_link(): VF/physfn and PF/virtfn<N>, N = (rid - pf_rid - offset) / stride;
+  // nullopt when the PF's sriov_offset/sriov_stride do not place `vf` (absent, or not this
+  // snapshot's geometry).
+  std::optional<uint32_t> VfIndexByGeometry(const PciFunction& pf, const PciFunction& vf) const {
+    auto rid = [](const Bdf& b) { return static_cast<int64_t>((b.bus << 8) | (b.dev << 3) | b.fn); };
+    std::optional<uint64_t> o = AttrDecimal(pf, "sriov_offset"), st = AttrDecimal(pf, "sriov_stride");
+    const int64_t delta = rid(vf.bdf) - rid(pf.bdf);
+    if (!o || !st || *st == 0 || delta < 0 || static_cast<uint64_t>(delta) < *o) return std::nullopt;
+    const uint64_t from_first = static_cast<uint64_t>(delta) - *o;
+    if (from_first % *st != 0) return std::nullopt;
+    return static_cast<uint32_t>(from_first / *st);
+  }
+
   Result<void> AddSriovLinks(const PciFunction& vf) {
     if (!vf.physfn) return Ok();
     const PciFunction* pf = s_.FindPci(*vf.physfn);
     NodeId vf_dir = pci_dirs_.at(vf.bdf), pf_dir = pci_dirs_.at(pf->bdf);
-    // pci_iov_sysfs_link(): VF/physfn and PF/virtfn<N>, N = (rid - pf_rid - offset) / stride.
-    auto rid = [](const Bdf& b) { return (b.bus << 8) | (b.dev << 3) | b.fn; };
+    // One rule for all VFs of a PF, so that two never share a virtfn name: the geometry when
+    // it places every one of them (distinct routing IDs give distinct N), else routing-ID
+    // order, as the kernel numbers them. A damaged or edited snapshot whose geometry places
+    // only some of its VFs once made two VFs virtfn1 (found by fuzz.sysfs_snapshot).
+    bool by_geometry = true;
+    for (const auto& other : s_.pci_functions)
+      if (other.physfn == pf->bdf && !VfIndexByGeometry(*pf, other)) by_geometry = false;
     uint32_t index = 0;
-    std::optional<uint64_t> o = AttrDecimal(*pf, "sriov_offset"), st = AttrDecimal(*pf, "sriov_stride");
-    int delta = rid(vf.bdf) - rid(pf->bdf);
-    if (o && st && *st > 0 && delta >= static_cast<int>(*o) && (static_cast<uint64_t>(delta) - *o) % *st == 0) {
-      index = static_cast<uint32_t>((static_cast<uint64_t>(delta) - *o) / *st);
+    if (by_geometry) {
+      index = *VfIndexByGeometry(*pf, vf);
     } else {
-      // Without the geometry, VFs are numbered in routing-ID order, as the kernel does.
       for (const auto& other : s_.pci_functions)
         if (other.physfn == pf->bdf && other.bdf < vf.bdf) ++index;
     }

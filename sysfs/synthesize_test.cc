@@ -183,6 +183,46 @@ TEST_CASE("SR-IOV, GDR markers and passthrough points") {
   CHECK_FALSE(tree.Find("kernel/mm/memory_peers").has_value());
 }
 
+TEST_CASE("A PF's VFs are numbered by one rule, so no two share a virtfn name") {
+  // Two VFs of PF 0000:81:00.0 at routing IDs +2 and +3. With sriov_offset 2 and stride 1 the
+  // geometry places both; with offset 3 it places only +3 (as virtfn0), so both are numbered
+  // in routing-ID order instead (the first fuzz.sysfs_snapshot find: +2 fell back to order,
+  // also virtfn0, and the snapshot failed to synthesize with EEXIST).
+  auto two_vfs = [](std::string_view offset, std::string_view stride) {
+    Snapshot s = testing::MiniHost();
+    PciFunction* pf = nullptr;
+    std::optional<PciFunction> vf;
+    for (auto& fn : s.pci_functions) {
+      if (fn.bdf.ToString() == "0000:81:00.0") pf = &fn;
+      if (fn.bdf.ToString() == "0000:81:00.2") vf = fn;
+    }
+    REQUIRE(pf != nullptr);
+    REQUIRE(vf.has_value());
+    pf->attrs["sriov_numvfs"] = "2";
+    pf->attrs["sriov_offset"] = std::string(offset);
+    pf->attrs["sriov_stride"] = std::string(stride);
+    vf->bdf = ParseBdf("0000:81:00.3").value();
+    s.pci_functions.push_back(*vf);
+    Canonicalize(&s);
+    auto tree = Synthesize(s);
+    INFO((tree.ok() ? std::string() : tree.error().ToString()));
+    REQUIRE(tree.ok());
+    return SysfsVfs(std::make_shared<const Tree>(std::move(*tree)));
+  };
+  for (auto [offset, stride] : {std::pair{"2", "1"}, std::pair{"3", "1"}, std::pair{"2", "2"}, std::pair{"2", "0"}}) {
+    INFO("sriov_offset " << offset << ", sriov_stride " << stride);
+    SysfsVfs vfs = two_vfs(offset, stride);
+    CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:81:00.0/virtfn0").value() == "../0000:81:00.2");
+    CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:81:00.0/virtfn1").value() == "../0000:81:00.3");
+    CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:81:00.3/physfn").value() == "../0000:81:00.0");
+  }
+  // A geometry that places both VFs decides their numbers even against routing-ID order.
+  SysfsVfs vfs = two_vfs("1", "1");  // +2 is virtfn1, +3 virtfn2
+  CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:81:00.0/virtfn1").value() == "../0000:81:00.2");
+  CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:81:00.0/virtfn2").value() == "../0000:81:00.3");
+  CHECK(vfs.ReadLink("/sys/bus/pci/devices/0000:81:00.0/virtfn0").error().errnum == ENOENT);
+}
+
 TEST_CASE("A config header is synthesized when the snapshot has none") {
   Snapshot s = testing::MiniHost();
   for (auto& fn : s.pci_functions) fn.config.reset();
