@@ -229,9 +229,12 @@ class Builder {
     // it places every one of them (distinct routing IDs give distinct N), else routing-ID
     // order, as the kernel numbers them. A damaged or edited snapshot whose geometry places
     // only some of its VFs once made two VFs virtfn1 (found by fuzz.sysfs_snapshot).
-    bool by_geometry = true;
-    for (const auto& other : s_.pci_functions)
-      if (other.physfn == pf->bdf && !VfIndexByGeometry(*pf, other)) by_geometry = false;
+    // Decided once per PF (a host can have hundreds of VFs per PF).
+    auto [decided, fresh] = placed_by_geometry_.try_emplace(pf->bdf, true);
+    if (fresh)
+      for (const auto& other : s_.pci_functions)
+        if (other.physfn == pf->bdf && !VfIndexByGeometry(*pf, other)) decided->second = false;
+    const bool by_geometry = decided->second;
     uint32_t index = 0;
     if (by_geometry) {
       index = *VfIndexByGeometry(*pf, vf);
@@ -386,6 +389,7 @@ class Builder {
   std::map<Bdf, BusRange> bus_ranges_;
   Tree t_;
   std::map<Bdf, NodeId> pci_dirs_;
+  std::map<Bdf, bool> placed_by_geometry_;  // per PF: its SR-IOV geometry places all its VFs
   NodeId bus_pci_ = 0, bus_pci_devices_ = 0, class_pci_bus_ = 0, class_net_ = 0;
   NodeId class_ib_ = 0, class_verbs_ = 0;
 };
