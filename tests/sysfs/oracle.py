@@ -223,8 +223,10 @@ def hwloc(a):
     for top in sorted(os.listdir(os.path.join(a.work, "root"))):
         if top != "sys" and os.path.isdir(os.path.join(a.work, "root", top)):
             shutil.copytree(os.path.join(a.work, "root", top), os.path.join(view, top), symlinks=True)
-    trees = {"source": lstopo(os.path.join(a.work, "root")), "rendered": lstopo(view)}
-    shutil.rmtree(view)
+    try:
+        trees = {"source": lstopo(os.path.join(a.work, "root")), "rendered": lstopo(view)}
+    finally:  # lstopo failing (an fsroot it does not recognize) exits: leave no view behind
+        shutil.rmtree(view)
     wanted = [("pci", b) for b in gpus_and_nics(snap)]
     wanted += [("osdev", d["name"]) for d in snap["rdma_devices"] if d["pci"]]
     wanted += [("osdev", n["name"]) for n in snap["netdevs"] if n["pci"]]
