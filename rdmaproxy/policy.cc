@@ -21,12 +21,25 @@ bool KnownEntry(std::string_view name) {
   return false;
 }
 
+// "INVOKE_WRITE REG_MR" -- how the trace and the refusal lines name a legacy command that came
+// wrapped in UVERBS_METHOD_INVOKE_WRITE -- is the legacy command's own entry ("REG_MR"): one
+// verdict covers both of its paths (write() and INVOKE_WRITE), or a program denied one would
+// take the other. Any other name is returned as it is.
+std::string_view EntryName(std::string_view name) {
+  constexpr std::string_view kInvoke = "INVOKE_WRITE ";
+  if (!name.starts_with(kInvoke)) return name;
+  const std::string_view command = name.substr(kInvoke.size());
+  for (const auto& c : abi::WriteCommands())
+    if (c.name == command || c.short_name == command) return command;
+  return name;
+}
+
 Result<std::set<std::string, std::less<>>> EntryList(const json& j, std::string_view key) {
   std::set<std::string, std::less<>> out;
   if (!j.is_array()) return Fail(EINVAL, "policy: \"{}\" must be a list of entry names", key);
   for (const auto& e : j) {
     if (!e.is_string()) return Fail(EINVAL, "policy: \"{}\" holds a non-string", key);
-    const std::string name = e.get<std::string>();
+    const std::string name(EntryName(e.get<std::string>()));
     if (!KnownEntry(name))
       return Fail(EINVAL, "policy: \"{}\" names {}, which is no ABI entry (see docs/ABI.md)",
                   key, name);

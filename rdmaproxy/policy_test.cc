@@ -48,6 +48,30 @@ TEST_CASE("policy files: every key, and clear errors for bad ones", "[policy]") 
             .find("both") != std::string::npos);
 }
 
+TEST_CASE("policy names: INVOKE_WRITE X, as the trace spells it, is legacy command X", "[policy]") {
+  // docs/user-guide.md's example policy denies "INVOKE_WRITE REREG_MR": the name the trace
+  // prints for rdma-core's ibv_rereg_mr. It must deny REREG_MR on both of its paths.
+  auto p = PolicyConfig::FromJson(
+      R"({"version": 1, "deny": ["INVOKE_WRITE REREG_MR", "INVOKE_WRITE IB_USER_VERBS_CMD_ALLOC_MW"]})");
+  REQUIRE(p.ok());
+  CHECK(p->deny.count("REREG_MR") == 1);
+  CHECK(p->deny.count("IB_USER_VERBS_CMD_ALLOC_MW") == 1);
+  const abi::WriteCommand* rereg = abi::FindWriteCommand(IB_USER_VERBS_CMD_REREG_MR);
+  REQUIRE(rereg != nullptr);
+  CHECK(CheckEntry(*p, rereg->policy, rereg->short_name, rereg->name).error().errnum == EPERM);
+  const abi::WriteCommand* reg = abi::FindWriteCommand(IB_USER_VERBS_CMD_REG_MR);
+  CHECK(CheckEntry(*p, reg->policy, reg->short_name, reg->name).ok());
+  // Allowing and denying the same command under its two spellings is a contradiction.
+  auto both = PolicyConfig::FromJson(
+      R"({"version": 1, "allow": ["INVOKE_WRITE ALLOC_MW"], "deny": ["ALLOC_MW"]})");
+  REQUIRE_FALSE(both.ok());
+  CHECK(both.error().reason.find("both") != std::string::npos);
+  // Only legacy commands have an INVOKE_WRITE spelling.
+  auto bad = PolicyConfig::FromJson(R"({"version": 1, "deny": ["INVOKE_WRITE PD.DESTROY"]})");
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().reason.find("INVOKE_WRITE PD.DESTROY") != std::string::npos);
+}
+
 TEST_CASE("sizes parse with binary units", "[policy]") {
   CHECK(*ParseSize("4096") == 4096);
   CHECK(*ParseSize("64 KiB") == 65536);

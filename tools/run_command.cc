@@ -3,7 +3,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <sys/stat.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
@@ -53,7 +57,17 @@ T OrThrow(Result<T> result, std::string_view what = {}) {
   return std::move(result).value();
 }
 
+// errno's name and text, as the other setup failures print them ("ENOENT: No such file ...").
+std::string ErrnoText(int errnum) {
+  return Error{errnum, std::strerror(errnum)}.ToString();
+}
+
 std::string ReadPolicy(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0)
+    throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, ErrnoText(errno)));
+  if (S_ISDIR(st.st_mode))
+    throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, ErrnoText(EISDIR)));
   std::ifstream in(path);
   if (!in) throw CommandError(kSetupFailed, fmt::format("--policy {}: cannot read the file", path));
   std::ostringstream text;
@@ -92,7 +106,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
     } else {
       trace.reset(std::fopen(options.trace.c_str(), "we"));
       if (!trace)
-        throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", options.trace, std::strerror(errno)));
+        throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", options.trace, ErrnoText(errno)));
       setvbuf(trace.get(), nullptr, _IOLBF, 0);
     }
   }
@@ -114,7 +128,16 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   context.devices = OrThrow(ParseDeviceList(options.devices, host_devices));
 
   DeviceViewOptions view_options;
-  if (!options.sysfs_dir.empty()) view_options.sysfs_dir = options.sysfs_dir;
+  if (!options.sysfs_dir.empty()) {
+    struct stat st {};
+    if (::stat(options.sysfs_dir.c_str(), &st) != 0)
+      throw CommandError(kSetupFailed,
+                         fmt::format("--sysfs-dir {}: {}", options.sysfs_dir, ErrnoText(errno)));
+    if (!S_ISDIR(st.st_mode))
+      throw CommandError(kSetupFailed, fmt::format("--sysfs-dir {}: {}", options.sysfs_dir,
+                                                   ErrnoText(ENOTDIR)));
+    view_options.sysfs_dir = options.sysfs_dir;
+  }
   view_options.sysfs_snapshot = SysfsSnapshot(options, context.devices, log);
   const std::string sysfs_source = options.sysfs_snapshot
                                        ? "--sysfs " + *options.sysfs_snapshot
@@ -176,8 +199,9 @@ void AddRunCommands(CLI::App& app) {
                   "uverbs or IB device name and SANDBOX a uverbs name (default: all, same names)");
   run->add_flag("--trace{-}", options->trace,
                 "Print one line per intercepted call, to stderr or (--trace=FILE) to FILE");
-  run->add_option("--policy", options->policy, "Policy file for the proxy engine")
-      ->check(CLI::ExistingFile);
+  // No CLI11 existence checks on --policy / --sysfs-dir: a missing file is a setup failure
+  // (status 2, one line naming the errno), not a usage error (CLI11's 105).
+  run->add_option("--policy", options->policy, "Policy file for the proxy engine");
   auto* sysfs = run->add_option("--sysfs", options->sysfs_snapshot,
                                 "Serve /sys synthesized from this host snapshot (rdmaproxy sysfs "
                                 "snapshot), narrowed to the allowed devices");
@@ -185,8 +209,7 @@ void AddRunCommands(CLI::App& app) {
                                   "Serve /sys synthesized from a snapshot of the live host /sys "
                                   "taken at start, narrowed to the allowed devices");
   auto* dir = run->add_option("--sysfs-dir", options->sysfs_dir,
-                              "Serve /sys from this rendered directory instead of the host's")
-                  ->check(CLI::ExistingDirectory);
+                              "Serve /sys from this rendered directory instead of the host's");
   sysfs->excludes(from_host, dir);
   from_host->excludes(dir);
   run->add_flag("--stats", options->stats, "Print stop and call counters when the program ends");

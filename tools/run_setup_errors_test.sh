@@ -1,0 +1,44 @@
+#!/bin/bash
+# run_setup_errors_test.sh RDMAPROXY SOURCE_ROOT: `rdmaproxy run` on the build host (no RDMA
+# needed) fails before the program starts, with status 2 and one line naming the option and
+# the errno, for a policy or a rendered /sys it cannot use (docs/user-guide.md: "2 with one
+# line on stderr when rdmaproxy run cannot start it"); and the user guide's own example policy
+# is accepted as it is printed there.
+set -euo pipefail
+rxp=${1:?usage: run_setup_errors_test.sh RDMAPROXY SOURCE_ROOT}
+src=${2:?usage: run_setup_errors_test.sh RDMAPROXY SOURCE_ROOT}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+# refused WANT_PATTERN ARGS...: status 2, exactly one stderr line matching WANT_PATTERN, and
+# the program (which would create $work/ran) never started.
+refused() {
+  local want=$1 rc=0
+  shift
+  "$rxp" run "$@" -- touch "$work/ran" 2>"$work/err" || rc=$?
+  ((rc == 2)) || fail "run $*: status $rc, want 2 ($(cat "$work/err"))"
+  [[ $(wc -l <"$work/err") == 1 ]] || fail "run $*: not one line: $(cat "$work/err")"
+  grep -Eq "^rdmaproxy: $want" "$work/err" || fail "run $*: '$(cat "$work/err")' does not match '$want'"
+  [[ ! -e $work/ran ]] || fail "run $*: the program ran"
+  echo "refused: $*: $(cat "$work/err")"
+}
+
+refused "--policy $work/none.json: ENOENT" --policy "$work/none.json"
+refused "--policy $work: EISDIR" --policy "$work"
+echo '{"version": 1, "deny": ["NO.SUCH_METHOD"]}' >"$work/unknown.json"
+refused "--policy $work/unknown.json: .*NO.SUCH_METHOD" --policy "$work/unknown.json"
+echo '{"version": 1, "allow": ["INVOKE_WRITE REG_MR"], "deny": ["REG_MR"]}' >"$work/both.json"
+refused "--policy $work/both.json: .*both allowed and denied" --policy "$work/both.json"
+refused "--sysfs-dir $work/none: ENOENT" --sysfs-dir "$work/none"
+refused "--sysfs: ENOENT: open $work/none.json" --sysfs "$work/none.json"
+refused "--trace $work/none/trace: ENOENT" --trace="$work/none/trace"
+refused "--sysfs-dir $work/unknown.json: ENOTDIR" --sysfs-dir "$work/unknown.json"
+
+# The example policy of docs/user-guide.md, exactly as printed (the first ```json block).
+awk '/^```json$/ {on = 1; next} on && /^```$/ {exit} on' "$src/docs/user-guide.md" >"$work/guide.json"
+[[ -s $work/guide.json ]] || fail "no JSON policy example in docs/user-guide.md"
+"$rxp" run --policy "$work/guide.json" -- touch "$work/ran" ||
+  fail "the user guide's example policy is refused"
+[[ -e $work/ran ]] || fail "the program did not run under the user guide's example policy"
+echo "the user guide's example policy is accepted"
