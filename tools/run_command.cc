@@ -62,12 +62,20 @@ std::string ErrnoText(int errnum) {
   return Error{errnum, std::strerror(errnum)}.ToString();
 }
 
-std::string ReadPolicy(const std::string& path) {
+// A path option must name an existing file (or directory), or the run fails to start: status
+// 2, one line with the option, the path and the errno (ENOENT, EISDIR, ENOTDIR, ...).
+void RequirePath(std::string_view option, const std::string& path, bool directory) {
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0)
-    throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, ErrnoText(errno)));
-  if (S_ISDIR(st.st_mode))
-    throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, ErrnoText(EISDIR)));
+  const int err = ::stat(path.c_str(), &st) != 0 ? errno
+                  : S_ISDIR(st.st_mode) == directory ? 0
+                  : directory ? ENOTDIR
+                              : EISDIR;
+  if (err != 0)
+    throw CommandError(kSetupFailed, fmt::format("{} {}: {}", option, path, ErrnoText(err)));
+}
+
+std::string ReadPolicy(const std::string& path) {
+  RequirePath("--policy", path, /*directory=*/false);
   std::ifstream in(path);
   if (!in) throw CommandError(kSetupFailed, fmt::format("--policy {}: cannot read the file", path));
   std::ostringstream text;
@@ -129,13 +137,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
 
   DeviceViewOptions view_options;
   if (!options.sysfs_dir.empty()) {
-    struct stat st {};
-    if (::stat(options.sysfs_dir.c_str(), &st) != 0)
-      throw CommandError(kSetupFailed,
-                         fmt::format("--sysfs-dir {}: {}", options.sysfs_dir, ErrnoText(errno)));
-    if (!S_ISDIR(st.st_mode))
-      throw CommandError(kSetupFailed, fmt::format("--sysfs-dir {}: {}", options.sysfs_dir,
-                                                   ErrnoText(ENOTDIR)));
+    RequirePath("--sysfs-dir", options.sysfs_dir, /*directory=*/true);
     view_options.sysfs_dir = options.sysfs_dir;
   }
   view_options.sysfs_snapshot = SysfsSnapshot(options, context.devices, log);
