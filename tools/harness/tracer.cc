@@ -94,6 +94,7 @@ Result<int> Tracer::Run(pid_t pid) {
       OnTaskGone(dead, dead_status);
     }
   }
+  stats_.tasks_left_over = tasks_.size();
   for (auto& [tid, task] : tasks_) task.fds->set_teardown_reason(CloseReason::kExit);
   tasks_.clear();
   if (!main_status_) return Fail(ECHILD, "lost track of process {}", pid);
@@ -203,6 +204,8 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     return;
   }
   const pid_t tgid = it->second.tgid;
+  // Dead before its creator's event was handled: that event must not bring it back.
+  if (it->second.creator_event_due) early_deaths_.insert(tid);
   EndFreeze(it->second);
   it->second.mm->ReleaseSlot(tid);
   tasks_.erase(it);
@@ -269,6 +272,8 @@ void Tracer::OnNewTask(Task& parent, int event) {
   auto msg = GetEventMsg(parent.tid);
   const auto child = msg.ok() ? static_cast<pid_t>(*msg) : 0;
   const bool died = msg.ok() && early_deaths_.erase(child) != 0;
+  if (msg.ok())
+    if (Task* adopted = FindTask(child)) adopted->creator_event_due = false;
   // Nothing to create when the child was adopted already (its first stop came first), died
   // already, or (tests) children are to be adopted from what /proc and kcmp say.
   if (msg.ok() && !died && FindTask(child) == nullptr && options_.trust_clone_events) {
@@ -324,7 +329,12 @@ Tracer::Task* Tracer::AdoptEarlyChild(pid_t tid) {
     // CLONE_THREAD requires CLONE_SIGHAND, which requires CLONE_VM (copy_process).
     lineage.shares_memory = lineage.thread || shares(KCMP_VM);
   }
-  return &AddTask(tid, lineage, /*started=*/true);
+  // A record of an earlier task with this tid that died before its creator's event, which
+  // never came (the creator was killed first), is stale now: the tid was reused.
+  early_deaths_.erase(tid);
+  Task* adopted = &AddTask(tid, lineage, /*started=*/true);
+  adopted->creator_event_due = true;
+  return adopted;
 }
 
 void Tracer::OnExec(pid_t tid) {
@@ -339,6 +349,9 @@ void Tracer::OnExec(pid_t tid) {
         --threads_per_process_[stale->second.tgid];
         tasks_.erase(stale);
       }
+      // A creator's event still to come names the former tid, which is gone for good.
+      if (node.mapped().creator_event_due) early_deaths_.insert(static_cast<pid_t>(*former));
+      node.mapped().creator_event_due = false;
       node.key() = tid;
       node.mapped().tid = tid;
       tasks_.insert(std::move(node));

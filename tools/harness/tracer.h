@@ -94,6 +94,9 @@ struct TracerStats {
   uint64_t fds_moved = 0;     // fds moved into the reserved range
   uint64_t device_filters = 0;  // processes given the device filter
   uint64_t early_children = 0;  // new tasks seen before their creator's fork/clone event
+  // Tasks the tracer still believed alive when the last tracee was gone: each one a model
+  // error (a task recorded twice, or never seen to die). Always 0 unless there is a bug.
+  uint64_t tasks_left_over = 0;
   uint64_t denied = 0;        // syscalls skipped with an error by the harness or a handler
   // Address-space freezes (tracer_freeze.cc): KernelScratch calls that had to stop other
   // tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended, and the
@@ -150,6 +153,11 @@ class Tracer {
     // Resumed from a PTRACE_EVENT_VFORK stop and not heard of since: asleep in
     // wait_for_vfork_done until this child releases the mm (exec or exit).
     pid_t vfork_child = 0;
+    // Adopted from its own first stop (AdoptEarlyChild): its creator's fork/vfork/clone event
+    // is still to come. Should it die first, its tid goes to early_deaths_, so that the event
+    // does not track it again (a task that never reports a stop, which every freeze of its mm
+    // would wait for, and whose tid, once reused, would be taken for it).
+    bool creator_event_due = false;
     // The stop being decided ended while a freeze was being set up (the thread died, or another
     // thread's exec took over its tid): its verdict must not be applied.
     bool stop_lost = false;
@@ -284,7 +292,7 @@ class Tracer {
   std::optional<int> main_status_;
   std::map<pid_t, Task> tasks_;
   std::map<pid_t, int> threads_per_process_;  // tgid -> live tasks
-  std::set<pid_t> early_deaths_;    // new tasks that died before their parent's event
+  std::set<pid_t> early_deaths_;    // new tasks that died before their creator's event
   std::vector<std::pair<pid_t, int>> reaped_;  // deaths seen while injecting, processed later
   // Wait statuses reaped but not handled yet (while a freeze was set up, or held by one that
   // ended): the event loop handles them, in order, before it waits again.

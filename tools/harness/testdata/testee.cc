@@ -9,7 +9,7 @@
 //   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
 //   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
-//   freeze-leader-exit PATH N | freeze-exec PATH
+//   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
@@ -921,6 +921,38 @@ int FreezeLeaderExit(const char* path, long n) {
   pthread_exit(nullptr);
 }
 
+// Creates N vfork children that exec `exit 0` and N fork children that exit at once, while
+// HELPERS threads' ioctls keep freezing the address space. The creator's fork/vfork event is then often
+// held in a freeze while its child (another mm once it has exec'd, or a fork child's copy) is
+// adopted from its own first stop, runs and dies: the event, handled last, names a task that is
+// gone and must not be tracked again.
+int FreezeChildRace(const char* path, long n, int helpers) {
+  g_stress_fd = open(path, O_RDWR | O_CLOEXEC);
+  if (g_stress_fd < 0) return 1;
+  std::vector<pthread_t> hammers(static_cast<size_t>(std::max(helpers, 1)));
+  for (auto& hammer : hammers)
+    pthread_create(&hammer, nullptr, [](void*) -> void* {
+      while (!g_stop.load()) (void)VerbsIoctl(g_stress_fd);
+      return nullptr;
+    }, nullptr);
+  static long bad = 0;  // not a local: vfork() returns twice into this frame
+  for (long i = 0; i < n; ++i) {
+    pid_t pid = vfork();
+    if (pid == 0) {
+      execl(g_self, g_self, "exit", "0", nullptr);
+      _exit(127);
+    }
+    bad += WaitChild(pid) != 0;
+    pid = fork();
+    if (pid == 0) _exit(0);
+    bad += WaitChild(pid) != 0;
+  }
+  g_stop = true;
+  for (auto& hammer : hammers) pthread_join(hammer, nullptr);
+  Print("children_bad", bad);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -972,6 +1004,7 @@ int main(int argc, char** argv) {
   if (cmd == "freeze-exec") return FreezeExec(a);
   if (cmd == "freeze-vfork") return FreezeVfork(a, std::atol(b));
   if (cmd == "freeze-leader-exit") return FreezeLeaderExit(a, std::atol(b));
+  if (cmd == "freeze-child-race") return FreezeChildRace(a, std::atol(b), argc > 4 ? std::atoi(argv[4]) : 1);
   if (cmd == "freeze-stress") return FreezeStress(a, std::atol(b), argc > 4 ? argv[4] : "/dev/null");
   std::fprintf(stderr, "testee: unknown command %s\n", cmd.c_str());
   return 2;
