@@ -710,12 +710,24 @@ TEST_CASE("a caller killed inside its frozen syscall leaves nothing frozen", "[t
   }
 }
 
-TEST_CASE("an exec by another thread ends a freeze without a hang", "[tracer][freeze]") {
-  Fixture f;
+// A run of the testee under a FreezeProbe; the test fails (instead of hanging) if it is not
+// over within `limit`.
+struct ProbedRun {
   FreezeProbe probe;
-  probe.Install(f.factory);
-  HangGuard guard(std::chrono::seconds(60));
-  TesteeRun run = RunTestee({"freeze-exec", "/dev/infiniband/uverbs0"}, f.options);
+  TesteeRun run;
+};
+ProbedRun RunProbed(std::vector<std::string> args, std::chrono::seconds limit) {
+  Fixture f;
+  ProbedRun probed;
+  probed.probe.Install(f.factory);  // its hooks live in f.factory: used up by the return
+  HangGuard guard(limit);
+  probed.run = RunTestee(std::move(args), f.options);
+  return probed;
+}
+
+TEST_CASE("an exec by another thread ends a freeze without a hang", "[tracer][freeze]") {
+  const auto [probe, run] =
+      RunProbed({"freeze-exec", "/dev/infiniband/uverbs0"}, std::chrono::seconds(60));
   INFO(run.out << run.errors);
   CHECK(run.exit_code() == 0);  // the exec'd program's
   CHECK(probe.calls > 0);
@@ -772,11 +784,8 @@ TEST_CASE("a child that dies before its creator's fork event is not tracked agai
   // the event is handled at last, its child is gone: tracked again, it would be a task that
   // never reports a stop -- every later freeze of the mm would wait for it (kSlowCheckAfter, or
   // for ever had it not been a zombie), and its tid, once reused, would be taken for it.
-  Fixture f;
-  FreezeProbe probe;
-  probe.Install(f.factory);
-  HangGuard guard(std::chrono::seconds(120));
-  TesteeRun run = RunTestee({"freeze-child-race", "/dev/infiniband/uverbs0", "40", "8"}, f.options);
+  const auto [probe, run] = RunProbed({"freeze-child-race", "/dev/infiniband/uverbs0", "40", "8"},
+                                      std::chrono::seconds(120));
   INFO(run.out << run.errors);
   CHECK(run.exit_code() == 0);
   CHECK(run["children_bad"] == "0");
