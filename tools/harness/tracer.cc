@@ -272,11 +272,11 @@ void Tracer::OnNewTask(Task& parent, int event) {
   auto msg = GetEventMsg(parent.tid);
   const auto child = msg.ok() ? static_cast<pid_t>(*msg) : 0;
   const bool died = msg.ok() && early_deaths_.erase(child) != 0;
-  if (msg.ok())
-    if (Task* adopted = FindTask(child)) adopted->creator_event_due = false;
+  Task* early = msg.ok() ? FindTask(child) : nullptr;
+  if (early != nullptr) early->creator_event_due = false;  // the event has come
   // Nothing to create when the child was adopted already (its first stop came first), died
   // already, or (tests) children are to be adopted from what /proc and kcmp say.
-  if (msg.ok() && !died && FindTask(child) == nullptr && options_.trust_clone_events) {
+  if (msg.ok() && !died && early == nullptr && options_.trust_clone_events) {
     const uint64_t flags = CloneFlags(parent, event);
     AddTask(child, {&parent, (flags & CLONE_THREAD) != 0, (flags & CLONE_FILES) != 0,
                     (flags & CLONE_VM) != 0},
