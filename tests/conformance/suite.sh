@@ -49,8 +49,8 @@ done
 
 all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping ucmatose udaddy rdma_client rstream verbs_exercise hostile netlink
-           rdma_core_tests)
+           read_lat rping ucmatose udaddy rdma_client rstream qperf ucx_perftest verbs_exercise
+           hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
   [[ -x $rdma_core/bin/ibv_devinfo && -e $rdma_core/lib/libibverbs.so.1 ]] ||
@@ -666,6 +666,86 @@ case_rdma_core_tests() {
     pass rdma_core_tests "$((total - ${#raced[@]})) of $total tests with the same outcome natively and proxied (natively $ran ok, $skipped_tests skipped, $((total - ran - skipped_tests)) failed); $reruns rerun${raced[*]:+; differed, a known native race: ${raced[*]}}"
   fi
   rm -rf "$dir"
+}
+
+# qperf (its own package: a TCP control connection, then verbs): RC bandwidth, RDMA READ
+# bandwidth, RDMA WRITE latency and compare-and-swap, with the QPs connected over rdma_cm (-cm1,
+# which RoCE needs: without it qperf addresses the peer by LID). The server serves clients until
+# it is killed, so it is stopped once the client is done. Passes when both clients exit 0 and
+# print one result line per test, under the same names.
+QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_rdma_write_lat rc_compare_swap_mr)
+qperf_results() { grep -E '^[a-z_]+:$|^ +(bw|latency|msg_rate) += ' "$1" | tr -s ' ' | tr '\n' ' '; }
+case_qperf() {
+  if ! command -v qperf >/dev/null; then skip qperf "no qperf (install the qperf package)"; return; fi
+  run_qperf() {  # run_qperf TAG WRAP
+    local tag=$1 p spid src=0 crc=0
+    local -a pre
+    prefix_for "$2"
+    p=$(next_port)
+    timeout 120 "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
+    spid=$!
+    if wait_tcp "$p" "$spid"; then
+      timeout 120 "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 "${QPERF_TESTS[@]}" \
+        >"$work/$tag.client" 2>&1 || crc=$?
+    else
+      crc=124
+    fi
+    kill "$spid" 2>/dev/null
+    wait "$spid" || src=$?
+    # Killed by the suite (SIGTERM through timeout: 143) is how a qperf server ends.
+    ((src == 143)) && src=0
+    echo "$src $crc" >"$work/$tag.status"
+    ((src == 0 && crc == 0))
+  }
+  twice qperf run_qperf
+  local n p tests
+  n=$(qperf_results "$work/qperf.native.client")
+  p=$(qperf_results "$work/qperf.proxied.client")
+  tests=$(grep -cE '^ +(bw|latency|msg_rate) += ' "$work/qperf.proxied.client")
+  if ((native_ok && proxied_ok && tests == ${#QPERF_TESTS[@]})) &&
+     [[ $(sed -E 's/= [0-9.]+ [A-Za-z/]+/=/g' <<<"$n") == $(sed -E 's/= [0-9.]+ [A-Za-z/]+/=/g' <<<"$p") ]]; then
+    pass qperf "${#QPERF_TESTS[@]} tests over rdma_cm, each with a result both ways: native $n/ proxied $p"
+  else
+    fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of ${#QPERF_TESTS[@]} results under the proxy"
+    show qperf.native; show qperf.proxied
+  fi
+}
+
+# ucx_perftest (UCX's own transport benchmark, ucx-utils): the rc_verbs transport -- UCX's
+# device and GID discovery through /sys and verbs queries, its QPs, memory registration and a
+# TCP exchange of their addresses -- moving 4 KiB RDMA WRITEs (put, zero-copy) and then active
+# messages (send/receive, copied). Passes when every run exits 0 and reports the iterations
+# asked for.
+UCX_SPECS=("put_bw|-t put_bw -D zcopy -s 4096 -n 1000" "am_bw|-t am_bw -D bcopy -s 1024 -n 1000")
+ucx_final() { awk '$1 == "Final:" {print $2}' "$1" | tail -n 1; }
+case_ucx_perftest() {
+  if ! command -v ucx_perftest >/dev/null; then
+    skip ucx_perftest "no ucx_perftest (install the ucx-utils package)"; return
+  fi
+  local spec test args n p rows=() bad=0
+  for spec in "${UCX_SPECS[@]}"; do
+    test=${spec%%|*} args=${spec#*|}
+    run_ucx() {  # run_ucx TAG WRAP
+      local q
+      local -a pre
+      prefix_for "$2"
+      q=$(next_port)
+      pair "$1" "tcp:$q" \
+        "${pre[@]}" ucx_perftest -p "$q" -d "$DEV1:1" -x rc_verbs ::: \
+        "${pre[@]}" ucx_perftest "$IP1" -p "$q" -d "$DEV0:1" -x rc_verbs $args
+    }
+    twice "ucx_$test" run_ucx
+    n=$(ucx_final "$work/ucx_$test.native.client")
+    p=$(ucx_final "$work/ucx_$test.proxied.client")
+    if ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
+      rows+=("$test $p iterations")
+    else
+      bad=1
+      fail ucx_perftest "$test: native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "ucx_$test")), iterations '$n' / '$p'"
+      show "ucx_$test.native"; show "ucx_$test.proxied"
+    fi
+  done
+  ((bad)) || pass ucx_perftest "rc_verbs, natively and under the proxy: $(IFS=,; echo "${rows[*]}")"
 }
 
 # The engine counter line `rdmaproxy run --stats` prints.
