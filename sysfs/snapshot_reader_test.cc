@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,7 +166,7 @@ void Rewrite(const fs::path& path, std::optional<std::string> bytes) {
 
 // What older kernels and trimmed captures look like (hwloc's test trees of real machines):
 // the reader takes them as a live kernel would have shown them, or keeps what hwloc reads.
-TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel meant them, meminfo keeps MemTotal") {
+TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel meant them, meminfo keeps MemTotal and MemFree") {
   TempDir tmp;
   REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
   const fs::path node = tmp / "sys/devices/system/node";
@@ -175,8 +176,10 @@ TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel mea
   // No cpulist (kernels before 2.6.27) and no distance (hand-made trees).
   Rewrite(node / "node1/cpulist", std::nullopt);
   Rewrite(node / "node1/distance", std::nullopt);
-  // meminfo: MemTotal is kept (the rest is live state); a malformed one is skipped.
-  Rewrite(node / "node0/meminfo", "Node 0 MemTotal:       32658348 kB\nNode 0 MemFree:        1000 kB\n");
+  // meminfo: MemTotal and MemFree are kept (the rest is live state); a malformed one is
+  // skipped.
+  Rewrite(node / "node0/meminfo", "Node 0 MemTotal:       32658348 kB\nNode 0 MemFree:        1000 kB\n"
+                                  "Node 0 MemUsed:        32657348 kB\nNode 0 Active:         5 kB\n");
   Rewrite(node / "node1/meminfo", "Node 1 MemTotal:       lots\n");
   // Lists edited apart from their masks: the masks are what hwloc, libnuma and NCCL read.
   Rewrite(node / "node0/cpulist", "0-1\n");
@@ -194,6 +197,7 @@ TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel mea
   want.comment.reset();
   want.numa->nodes[1].distance = "";
   want.numa->nodes[0].mem_total_kb = 32658348;
+  want.numa->nodes[0].mem_free_kb = 1000;
   INFO(testing::FirstDifference(SerializeSnapshot(r->snapshot), SerializeSnapshot(want)));
   CHECK(SerializeSnapshot(r->snapshot) == SerializeSnapshot(want));
   CHECK(fs::exists(bridge_dir + "/class"));
@@ -209,10 +213,13 @@ TEST_CASE("Older kernels' and trimmed captures' trees are read as the kernel mea
   REQUIRE(Materialize(Synthesize(r->snapshot).value(), again / "sys").ok());
   CHECK(fs::exists(again / "sys/devices/system/node/node0/distance"));
   CHECK_FALSE(fs::exists(again / "sys/devices/system/node/node1/distance"));
+  // node_read_meminfo()'s format; MemUsed is the difference, as the kernel prints it. libnuma's
+  // numa_node_size64() finds each figure by its name and the digits before " kB".
   std::ifstream meminfo(again / "sys/devices/system/node/node0/meminfo");
-  std::string line;
-  std::getline(meminfo, line);
-  CHECK(line == "Node 0 MemTotal:       32658348 kB");  // node_read_meminfo()'s format
+  std::string text((std::istreambuf_iterator<char>(meminfo)), std::istreambuf_iterator<char>());
+  CHECK(text == "Node 0 MemTotal:       32658348 kB\n"
+                "Node 0 MemFree:            1000 kB\n"
+                "Node 0 MemUsed:        32657348 kB\n");
   CHECK_FALSE(fs::exists(again / "sys/devices/system/node/node1/meminfo"));
 }
 

@@ -320,7 +320,7 @@ Result<Netdev> ParseNetdev(const Json& j, const std::string& path) {
 }
 
 Result<NumaNode> ParseNumaNode(const Json& j, const std::string& path) {
-  RXP_TRY(CheckKeys(j, path, {"id", "cpumap", "cpulist", "distance", "mem_total_kb"}));
+  RXP_TRY(CheckKeys(j, path, {"id", "cpumap", "cpulist", "distance", "mem_total_kb", "mem_free_kb"}));
   NumaNode node;
   auto i = RequiredUint(j, path, "id", Limits::kNumaNodes - 1);
   if (!i) return std::move(i).error();
@@ -335,6 +335,13 @@ Result<NumaNode> ParseNumaNode(const Json& j, const std::string& path) {
     auto kb = GetUint(*mem, path + ".mem_total_kb", Limits::kNodeMemKb);
     if (!kb) return std::move(kb).error();
     node.mem_total_kb = *kb;
+  }
+  if (const Json* mem = Field(j, "mem_free_kb"); mem != nullptr && !mem->is_null()) {
+    auto kb = GetUint(*mem, path + ".mem_free_kb", Limits::kNodeMemKb);
+    if (!kb) return std::move(kb).error();
+    if (!node.mem_total_kb || *kb > *node.mem_total_kb)
+      return Fail(EINVAL, "{}.mem_free_kb: {} kB needs a mem_total_kb of at least that", path, *kb);
+    node.mem_free_kb = *kb;
   }
   return node;
 }
@@ -935,6 +942,7 @@ std::string SerializeSnapshot(const Snapshot& s) {
       j["cpulist"] = n.cpulist;
       j["distance"] = n.distance;
       if (n.mem_total_kb) j["mem_total_kb"] = *n.mem_total_kb;
+      if (n.mem_free_kb) j["mem_free_kb"] = *n.mem_free_kb;
       nodes.push_back(std::move(j));
     }
     numa["nodes"] = std::move(nodes);

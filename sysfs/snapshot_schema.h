@@ -91,9 +91,13 @@ struct NumaNode {
   std::string cpumap;    // "%*pb" mask, as NCCL's ncclStrToCpuset parses it
   std::string cpulist;
   std::string distance;  // "10 21"
-  // MemTotal of nodeN/meminfo (node_read_meminfo()), the one line of it that is not live
-  // state: hwloc's NUMA node size, libnuma's numa_node_size64(). Absent: not captured.
+  // MemTotal of nodeN/meminfo (node_read_meminfo()): hwloc's NUMA node size, libnuma's
+  // numa_node_size64(). Absent: not captured.
   std::optional<uint64_t> mem_total_kb;
+  // MemFree at capture time (live state, like the GID tables): libnuma's numa_node_size64()
+  // with a free-memory out-parameter warns "Cannot parse sysfs meminfo" without it. Only with
+  // mem_total_kb, and at most that.
+  std::optional<uint64_t> mem_free_kb;
 };
 
 struct Numa {

@@ -106,6 +106,7 @@ TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
       {"/numa/nodes/0/mem_total_kb", "32 GB", "mem_total_kb"},
       {"/numa/nodes/0/mem_total_kb", -1, "mem_total_kb"},
       {"/numa/nodes/0/mem_total_kb", uint64_t{1} << 50, "mem_total_kb"},
+      {"/numa/nodes/0/mem_free_kb", 1000, "needs a mem_total_kb"},
       {"/peer_memory/nvidia_peermem", 1, "expected a string"},
   };
   CheckRefused(base, cases);

@@ -363,9 +363,16 @@ class Builder {
       RXP_TRY(t_.AddFile(*nd, "cpulist", n.cpulist + "\n"));
       // Empty: the capture had none (the snapshot reader); a live kernel always has one.
       if (!n.distance.empty()) RXP_TRY(t_.AddFile(*nd, "distance", n.distance + "\n"));
-      // node_read_meminfo()'s first line, in its format; the rest is live state.
-      if (n.mem_total_kb)
-        RXP_TRY(t_.AddFile(*nd, "meminfo", fmt::format("Node {} MemTotal:       {:8} kB\n", n.id, *n.mem_total_kb)));
+      // node_read_meminfo()'s first lines, in its format: MemTotal, and where the snapshot
+      // has it, MemFree at capture time and MemUsed (their difference, as the kernel prints
+      // it); the rest is live state the schema does not describe.
+      if (n.mem_total_kb) {
+        std::string meminfo = fmt::format("Node {} MemTotal:       {:8} kB\n", n.id, *n.mem_total_kb);
+        if (n.mem_free_kb)
+          meminfo += fmt::format("Node {} MemFree:        {:8} kB\nNode {} MemUsed:        {:8} kB\n",
+                                 n.id, *n.mem_free_kb, n.id, *n.mem_total_kb - *n.mem_free_kb);
+        RXP_TRY(t_.AddFile(*nd, "meminfo", meminfo));
+      }
     }
     return Ok();
   }

@@ -66,9 +66,13 @@ seen=$(run sh -c 'for b; do test -e "/sys/bus/pci/devices/$b" && echo "$b"; done
 echo "none of this host's $(wc -w <<<"$host_only") other PCI functions is visible"
 [[ $(run cat /sys/devices/system/cpu/online) == "$(cat /sys/devices/system/cpu/online)" ]] || fail "cpu/online"
 [[ $(run cat /sys/devices/system/node/online) == 0-1 ]] || fail "the fixture's NUMA nodes"
-# A node's size: meminfo's MemTotal line (the fixture's 1056457216 kB), as `sysfs show` says.
-[[ $(run cat /sys/devices/system/node/node1/meminfo) == "Node 1 MemTotal:       1056457216 kB" ]] ||
+# A node's size: meminfo's MemTotal line (the fixture's 1056457216 kB), as `sysfs show` says,
+# then its free memory at capture time and MemUsed, their difference (libnuma's
+# numa_node_size64() warns without MemFree).
+[[ $(run head -n 1 /sys/devices/system/node/node1/meminfo) == "Node 1 MemTotal:       1056457216 kB" ]] ||
   fail "the fixture's NUMA node size"
+[[ $(run sed -n 2,3p /sys/devices/system/node/node1/meminfo | tr -s ' ') == "Node 1 MemFree: 1000000000 kB
+Node 1 MemUsed: 56457216 kB" ]] || fail "the fixture's NUMA node free memory"
 "$rxp" sysfs show "$fixture" | grep -qxF "  node1: cpus 56-111,168-223, 1007.5 GiB (distance 21 10)" ||
   fail "sysfs show: NUMA node 1"
 ((0 == $(views_left))) || fail "a private tree was left after a run"
