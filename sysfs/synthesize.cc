@@ -368,7 +368,8 @@ class Builder {
       // it); the rest is live state the schema does not describe.
       if (n.mem_total_kb) {
         std::string meminfo = fmt::format("Node {} MemTotal:       {:8} kB\n", n.id, *n.mem_total_kb);
-        if (n.mem_free_kb)
+        // ParseSnapshot refuses free above total; one built in code must not wrap MemUsed.
+        if (n.mem_free_kb && *n.mem_free_kb <= *n.mem_total_kb)
           meminfo += fmt::format("Node {} MemFree:        {:8} kB\nNode {} MemUsed:        {:8} kB\n",
                                  n.id, *n.mem_free_kb, n.id, *n.mem_total_kb - *n.mem_free_kb);
         RXP_TRY(t_.AddFile(*nd, "meminfo", meminfo));
