@@ -85,16 +85,14 @@ class Reader {
     list->second = ListMatchingMask(*mask->second, *list->second, fmt::format("{}/{}", dir, list_key));
   }
 
-  // One line of a node's meminfo ("Node 0 MemTotal:       32658348 kB", node_read_meminfo()),
-  // `key` being "MemTotal" or "MemFree"; nullopt when the file or the line is missing or
-  // malformed (a warning for the latter).
-  std::optional<uint64_t> ReadMeminfoKb(const std::string& path, std::string_view key) {
-    auto text = sys_.ReadFile(path, kAttrMax);
-    if (!text) return std::nullopt;
+  // One line of a node's meminfo `text` at `path` ("Node 0 MemTotal:       32658348 kB",
+  // node_read_meminfo()), `key` being "MemTotal" or "MemFree"; nullopt when the line is missing
+  // or malformed (a warning for the latter).
+  std::optional<uint64_t> MeminfoKb(std::string_view text, const std::string& path, std::string_view key) {
     const std::string field = fmt::format(" {}:", key);
-    const size_t at = text->find(field);
+    const size_t at = text.find(field);
     if (at == std::string::npos) return std::nullopt;
-    std::string_view rest = std::string_view(*text).substr(at + field.size());
+    std::string_view rest = text.substr(at + field.size());
     rest.remove_prefix(std::min(rest.find_first_not_of(' '), rest.size()));
     const size_t digits = std::min(rest.find_first_not_of("0123456789"), rest.size());
     auto kb = ParseDecimal(path, rest.substr(0, digits), Limits::kNodeMemKb);
@@ -442,12 +440,14 @@ class Reader {
       if (!distance && distance.error().errnum != ENOENT)
         return Fail(distance.error().errnum, "{}/distance: {}", dir, distance.error().reason);
       if (distance) node.distance = distance->value_or("");
-      node.mem_total_kb = ReadMeminfoKb(dir + "/meminfo", "MemTotal");
-      // MemFree only next to MemTotal, and never above it (the renderer prints MemUsed as
-      // their difference).
-      if (node.mem_total_kb) {
-        node.mem_free_kb = ReadMeminfoKb(dir + "/meminfo", "MemFree");
-        if (node.mem_free_kb && *node.mem_free_kb > *node.mem_total_kb) node.mem_free_kb.reset();
+      // MemTotal, and MemFree only next to it and never above it (the renderer prints MemUsed
+      // as their difference).
+      if (auto meminfo = sys_.ReadFile(dir + "/meminfo", kAttrMax)) {
+        node.mem_total_kb = MeminfoKb(*meminfo, dir + "/meminfo", "MemTotal");
+        if (node.mem_total_kb) {
+          node.mem_free_kb = MeminfoKb(*meminfo, dir + "/meminfo", "MemFree");
+          if (node.mem_free_kb && *node.mem_free_kb > *node.mem_total_kb) node.mem_free_kb.reset();
+        }
       }
       // cpulist came after cpumap (kernels before 2.6.27 have only the mask): then it is the
       // mask's list, as a later kernel would print it.

@@ -678,7 +678,10 @@ case_rdma_core_tests() {
 # print one result line per test, under the same names. (The figures are time-based: on a loaded
 # emulated machine a 2-second window can see no completion and print a rate of 0.)
 QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_rdma_write_lat rc_compare_swap_mr)
-qperf_results() { grep -E '^[a-z_]+:$|^ +(bw|latency|msg_rate) += ' "$1" | tr -s ' ' | tr '\n' ' '; }
+QPERF_RESULT='^ +(bw|latency|msg_rate) += '
+qperf_results() { grep -E "^[a-z_]+:\$|$QPERF_RESULT" "$1" | tr -s ' ' | tr '\n' ' '; }
+# The tests and the figures they reported, without the values.
+qperf_shape() { sed -E 's/= [0-9.]+ [A-Za-z/]+/=/g' <<<"$1"; }
 case_qperf() {
   if ! command -v qperf >/dev/null; then skip qperf "no qperf (install the qperf package)"; return; fi
   run_qperf() {  # run_qperf TAG WRAP
@@ -707,9 +710,9 @@ case_qperf() {
   local n p tests
   n=$(qperf_results "$work/qperf.native.client")
   p=$(qperf_results "$work/qperf.proxied.client")
-  tests=$(grep -cE '^ +(bw|latency|msg_rate) += ' "$work/qperf.proxied.client")
+  tests=$(grep -cE "$QPERF_RESULT" "$work/qperf.proxied.client")
   if ((native_ok && proxied_ok && tests == ${#QPERF_TESTS[@]})) &&
-     [[ $(sed -E 's/= [0-9.]+ [A-Za-z/]+/=/g' <<<"$n") == $(sed -E 's/= [0-9.]+ [A-Za-z/]+/=/g' <<<"$p") ]]; then
+     [[ $(qperf_shape "$n") == "$(qperf_shape "$p")" ]]; then
     pass qperf "${#QPERF_TESTS[@]} tests over rdma_cm, each with a result both ways: native $n/ proxied $p"
   else
     fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of ${#QPERF_TESTS[@]} results under the proxy"
@@ -729,17 +732,17 @@ case_ucx_perftest() {
     skip ucx_perftest "no ucx_perftest (install the ucx-utils package)"; return
   fi
   local spec test args n p rows=() bad=0
+  run_ucx() {  # run_ucx TAG WRAP: the current spec's $args (bash scoping is dynamic)
+    local q
+    local -a pre
+    prefix_for "$2"
+    q=$(next_port)
+    pair "$1" "tcp:$q" \
+      "${pre[@]}" ucx_perftest -p "$q" -d "$DEV1:1" -x rc_verbs ::: \
+      "${pre[@]}" ucx_perftest "$IP1" -p "$q" -d "$DEV0:1" -x rc_verbs $args
+  }
   for spec in "${UCX_SPECS[@]}"; do
     test=${spec%%|*} args=${spec#*|}
-    run_ucx() {  # run_ucx TAG WRAP
-      local q
-      local -a pre
-      prefix_for "$2"
-      q=$(next_port)
-      pair "$1" "tcp:$q" \
-        "${pre[@]}" ucx_perftest -p "$q" -d "$DEV1:1" -x rc_verbs ::: \
-        "${pre[@]}" ucx_perftest "$IP1" -p "$q" -d "$DEV0:1" -x rc_verbs $args
-    }
     twice "ucx_$test" run_ucx
     n=$(ucx_final "$work/ucx_$test.native.client")
     p=$(ucx_final "$work/ucx_$test.proxied.client")
