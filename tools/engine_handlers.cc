@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include <array>
-#include <cinttypes>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -19,6 +18,7 @@
 #include "abi/unique_fd.h"
 #include "rdmaproxy/cm_file.h"
 #include "rdmaproxy/uverbs_file.h"
+#include "tools/harness/process_maps.h"
 #include "tools/harness/regs.h"
 
 namespace rxp::tools {
@@ -68,33 +68,12 @@ class TraceeAppMemory final : public proxy::AppMemory {
   // readable in the program, or the command is refused before the kernel sees it (EFAULT, as
   // ib_umem_get would answer).
   Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
-    if (Covered(address, length == 0 ? 1 : length)) return address;
+    if (harness::ReadableMappingsCover(pid_, address, length == 0 ? 1 : length)) return address;
     return Fail(EFAULT, "[{:#x}, +{}) is not mapped readable in process {}", address, length,
                 pid_);
   }
 
  private:
-  // Whether readable mappings of /proc/<pid>/maps cover the whole range (proc(5)).
-  bool Covered(uint64_t address, uint64_t length) const {
-    if (address + length < address) return false;
-    const std::string path = "/proc/" + std::to_string(pid_) + "/maps";
-    FILE* maps = std::fopen(path.c_str(), "re");
-    if (maps == nullptr) return false;
-    uint64_t want = address;
-    const uint64_t end = address + length;
-    char line[512];
-    while (want < end && std::fgets(line, sizeof line, maps) != nullptr) {
-      uint64_t lo = 0, hi = 0;
-      char perms[8] = {};
-      if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, perms) != 3) continue;
-      if (hi <= want) continue;
-      if (lo > want || perms[0] != 'r') break;  // a hole, or an unreadable mapping
-      want = hi;
-    }
-    std::fclose(maps);
-    return want >= end;
-  }
-
   harness::TraceeMemory& memory_;
   pid_t pid_;
   std::array<std::byte, 512> window_;
