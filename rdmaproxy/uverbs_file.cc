@@ -859,11 +859,15 @@ class ForwarderMemory final : public AppMemory {
   UverbsCommand& command_;
 };
 
-// ... and its fds are numbers in another fd table.
+// ... and its fds are numbers in another fd table, except those the forwarder holds
+// descriptors of itself (`own`): the kernel looks an fd attribute up in the caller's table
+// (uverbs_get_uobject_from_file -> fget), and the forwarder's descriptor names the same file.
 class ForwarderFds final : public FdBridge {
  public:
-  explicit ForwarderFds(UverbsCommand& command) : command_(command) {}
+  ForwarderFds(UverbsCommand& command, FdBridge* own) : command_(command), own_(own) {}
   Result<HostFile> Resolve(int app_fd) override {
+    if (own_ != nullptr)
+      if (auto mine = own_->Resolve(app_fd)) return mine;
     command_.needs_app = true;
     return Fail(EXDEV, "fd {} is resolved by the app's own syscall", app_fd);
   }
@@ -874,15 +878,16 @@ class ForwarderFds final : public FdBridge {
 
  private:
   UverbsCommand& command_;
+  FdBridge* own_;
 };
 
 }  // namespace
 
 std::optional<long> UverbsFile::IoctlAsForwarder(AppMemory& memory, HostDevice& host,
-                                                 uint64_t arg) {
+                                                 uint64_t arg, FdBridge* own_fds) {
   std::lock_guard lock(mutex_);
   ForwarderMemory app(memory, command_);
-  ForwarderFds fds(command_);
+  ForwarderFds fds(command_, own_fds);
   if (auto begun = BeginIoctlAs(app, fds, arg, command_, /*as_forwarder=*/true); !begun) {
     if (command_.needs_app) return std::nullopt;
     return -begun.error().errnum;
@@ -901,7 +906,7 @@ std::optional<long> UverbsFile::WriteAsForwarder(AppMemory& memory, HostDevice& 
   if (length != head.size() || !memory.Read(buffer, head) || !IsSendDoorbell(head))
     return std::nullopt;
   ForwarderMemory app(memory, command_);
-  ForwarderFds fds(command_);
+  ForwarderFds fds(command_, nullptr);
   if (auto begun = BeginWrite(app, fds, buffer, length, command_); !begun)
     return -begun.error().errnum;  // refused, counted and logged as the app's write would be
   // The engine's own copy decides: the app may have changed its buffer since the first look.

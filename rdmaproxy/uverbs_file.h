@@ -80,7 +80,11 @@ class UverbsFile {
   // forwarder's fd table is not the app's), or creates the ucontext. For those it returns
   // nullopt having counted, logged and reserved nothing: the caller runs BeginIoctl /
   // Complete around the app's own syscall instead. `memory` is the app's (Read/Write only).
-  std::optional<long> IoctlAsForwarder(AppMemory& memory, HostDevice& host, uint64_t arg);
+  // `own_fds`, where given, resolves app fds to the forwarder's own descriptors of the same
+  // files (the async event fd a CQ or QP names, a completion channel): a command whose fds it
+  // all resolves is issued by the forwarder after all; one it cannot resolve goes to the app.
+  std::optional<long> IoctlAsForwarder(AppMemory& memory, HostDevice& host, uint64_t arg,
+                                       FdBridge* own_fds = nullptr);
   // The same for a write() of `length` bytes at `buffer`, for the one legacy command that
   // needs nothing of the app either and that a program writes on every post: the rxe / siw
   // send doorbell (IsSendDoorbell, invoke_write.h). The forwarder cannot write() it (the

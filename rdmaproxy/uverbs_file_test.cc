@@ -671,6 +671,55 @@ TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, 
 
 // rxe's post_send_db(): the doorbell a program writes after every post. The forwarder cannot
 // write() it (ib_safe_file_access), so it runs the same handler through INVOKE_WRITE.
+TEST_CASE("as the forwarder: fds it holds descriptors of are named by its own numbers, any "
+          "other fd leaves the command to the app",
+          "[engine]") {
+  Fixture f(0);
+  // The forwarder's own descriptors: app fd 4 is a completion channel of this file (the
+  // forwarder's number for it is 44), app fd 5 one of another file.
+  FakeFdBridge own;
+  own.Add(4, {44, FileKind::kCompChannel, f.file->id()});
+  own.Add(5, {55, FileKind::kCompChannel, f.file->id() + 1});
+  auto create_cq = [&](int channel) {
+    IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+    cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+        .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
+        .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
+        .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+        .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
+        .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
+    return f.memory.PutBytes(cq.Build());
+  };
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    CHECK(fw.Find(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL)->data == 44);  // the forwarder's fd
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 9;  // the new CQ's handle
+    return 0L;
+  };
+  const uint64_t arg = create_cq(4);
+  auto issued = f.file->IoctlAsForwarder(f.memory, f.host, arg, &own);
+  REQUIRE(issued.has_value());
+  CHECK(*issued == 0);
+  CHECK(f.host.calls == 1);
+  CHECK(f.file->live_objects() == 1);
+  // The app reads back its own fd number, never the forwarder's.
+  const auto back = f.memory.Get<ib_uverbs_attr>(arg + sizeof(abi::IoctlHeader) +
+                                                 5 * sizeof(ib_uverbs_attr));
+  CHECK(back.attr_id == UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL);
+  CHECK(back.data == 4);
+
+  // Another file's channel: refused as the kernel would (EBADF), counted, never issued.
+  auto wrong = f.file->IoctlAsForwarder(f.memory, f.host, create_cq(5), &own);
+  REQUIRE(wrong.has_value());
+  CHECK(*wrong == -EBADF);
+  CHECK(f.host.calls == 1);
+  // An fd the forwarder holds no descriptor of: the app's, nothing counted.
+  const uint64_t counted = f.engine.counters().commands;
+  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, create_cq(6), &own).has_value());
+  CHECK(f.engine.counters().commands == counted);
+  CHECK(f.host.calls == 1);
+}
+
 TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other writes are the "
           "app's",
           "[engine][write]") {

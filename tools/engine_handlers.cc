@@ -119,6 +119,8 @@ EntryDecision RefuseVectoredWrite(EngineFactory& factory, const std::string& lab
 
 bool IsVectoredWrite(long nr) { return nr == SYS_writev || nr == SYS_pwritev || nr == SYS_pwritev2; }
 
+Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd);
+
 // An async event fd or a completion channel: reads return the kernel's event descriptors, which
 // carry the program's own user handles; nothing to translate.
 class EventHandler final : public EngineFileHandler {
@@ -132,11 +134,53 @@ class EventHandler final : public EngineFileHandler {
   ExitDecision OnExit(const SyscallView&, long, TraceeAccess&) override {
     return ExitDecision::Keep();
   }
-  void OnClose(harness::CloseReason) override {}
+  void OnClose(harness::CloseReason) override { tracer_copy_.reset(); }
+
+  // The tracer's own descriptor of this file (program `tgid` has it as `fd`), made on first
+  // use, for the commands the tracer issues that name it (TracerEventFds).
+  Result<int> TracerCopy(pid_t tgid, int fd) {
+    if (!tracer_copy_.valid() && !tracer_copy_failed_) {
+      auto copy = TracerCopyOf(tgid, fd);
+      if (!copy) {
+        tracer_copy_failed_ = true;  // commands naming it run as the program's own syscalls
+        return std::move(copy).error();
+      }
+      tracer_copy_ = std::move(*copy);
+    }
+    if (!tracer_copy_.valid()) return Fail(EXDEV, "the tracer has no descriptor of fd {}", fd);
+    return tracer_copy_.get();
+  }
 
  private:
   FileKind kind_;
   uint64_t owner_;
+  UniqueFd tracer_copy_;
+  bool tracer_copy_failed_ = false;
+};
+
+// The fds a command the tracer issues may name: the program's event files, as the tracer's own
+// descriptors of them. rdma-core names the async event fd in every CQ and QP creation
+// (UVERBS_ATTR_CREATE_CQ_EVENT_FD, ..._QP_EVENT_FD) and a completion channel in a CQ's; with
+// these the tracer issues those commands itself (one stop, no freeze of the program's other
+// threads). Any other fd is not resolved, and the command runs as the program's own syscall,
+// where the engine judges the fd from the harness's fd model (TraceeFds).
+class TracerEventFds final : public proxy::FdBridge {
+ public:
+  TracerEventFds(TraceeAccess& tracee, pid_t tgid) : tracee_(tracee), tgid_(tgid) {}
+  Result<proxy::HostFile> Resolve(int app_fd) override {
+    auto* event = dynamic_cast<EventHandler*>(tracee_.HandlerOf(app_fd));
+    if (event == nullptr) return Fail(EXDEV, "fd {} is not an event file", app_fd);
+    auto mine = event->TracerCopy(tgid_, app_fd);
+    if (!mine) return std::move(mine).error();
+    return proxy::HostFile{*mine, event->kind(), event->owner()};
+  }
+  Result<int> Adopt(int fd, FileKind, uint64_t) override {
+    return Fail(EXDEV, "fd {} is the tracer's", fd);  // not reached: new fds are the program's
+  }
+
+ private:
+  TraceeAccess& tracee_;
+  pid_t tgid_;
 };
 
 Result<int> TraceeFds::Adopt(int fd, FileKind kind, uint64_t owner) {
@@ -263,8 +307,9 @@ class UverbsHandler final : public EngineFileHandler {
       return EntryDecision::Emulate(-ENOTTY);
     }
     TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TracerEventFds event_fds(tracee, call.tgid);
     if (auto issued = IssueFromTracer(call, [&](proxy::HostDevice& device) {
-          return file_->IoctlAsForwarder(memory, device, call.args[2]);
+          return file_->IoctlAsForwarder(memory, device, call.args[2], &event_fds);
         }))
       return EntryDecision::Emulate(*issued);
     return Begin(call, tracee, memory, /*ioctl=*/true);
