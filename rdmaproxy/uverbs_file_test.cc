@@ -196,6 +196,18 @@ TEST_CASE("sentry mode: outputs come back through bounce buffers, objects are tr
   CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
 }
 
+// CQ.CREATE naming app fd `channel` as its completion channel.
+std::vector<std::byte> CreateCqWithChannel(FakeAppMemory& mem, int channel) {
+  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
+      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
+      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, mem.Alloc(4), 4)
+      .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
+  return cq.Build();
+}
+
 std::vector<std::byte> RegMr(FakeAppMemory& mem, uint64_t buffer, uint64_t length,
                              uint64_t* resp_out) {
   ib_uverbs_reg_mr req{};
@@ -649,14 +661,8 @@ TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, 
   IoctlBuilder ev(UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC, RDMA_DRIVER_RXE);
   ev.Handle(UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, 0);
   CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(ev.Build())).has_value());
-  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
-  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
-      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
-      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
-      .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 4, kOpt);
-  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(cq.Build())).has_value());
+  const uint64_t cq = f.memory.PutBytes(CreateCqWithChannel(f.memory, 4));
+  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, cq).has_value());
   CHECK(f.host.calls == 1);
 
   // A genuine refusal is answered as one: counted, logged, never issued.
@@ -681,14 +687,7 @@ TEST_CASE("as the forwarder: fds it holds descriptors of are named by its own nu
   own.Add(4, {44, FileKind::kCompChannel, f.file->id()});
   own.Add(5, {55, FileKind::kCompChannel, f.file->id() + 1});
   auto create_cq = [&](int channel) {
-    IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
-    cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
-        .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-        .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
-        .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-        .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
-        .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
-    return f.memory.PutBytes(cq.Build());
+    return f.memory.PutBytes(CreateCqWithChannel(f.memory, channel));
   };
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
