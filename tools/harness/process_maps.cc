@@ -43,19 +43,19 @@ constexpr uint64_t kVmaReadable = 0x01;  // PROCMAP_QUERY_VMA_READABLE
 std::atomic<int> query_known{-1};
 
 // The mappings that hold [want, end), one query each. No flags: do_procmap_query then returns
-// the mapping that holds query_addr or ENOENT (a hole). nullopt: the kernel has no
-// PROCMAP_QUERY.
+// the mapping that holds query_addr or ENOENT (a hole). nullopt: the kernel did not answer
+// (no PROCMAP_QUERY before Linux 6.11), and the text must.
 std::optional<bool> QueryCover(int maps, uint64_t want, uint64_t end) {
   while (want < end) {
     ProcmapQuery q{};
     q.size = sizeof q;
     q.query_addr = want;
     if (::ioctl(maps, kProcmapQuery, &q) != 0) {
-      if (errno == ENOTTY) {
-        query_known.store(0, std::memory_order_relaxed);
-        return std::nullopt;
-      }
-      return false;  // ENOENT: a hole; ESRCH: the process is gone
+      if (errno == ENOENT || errno == ESRCH) return false;  // a hole; the process is gone
+      // ENOTTY: a kernel before 6.11, which will never answer. Anything else the text decides,
+      // so an ioctl this kernel answers differently never refuses a good range.
+      if (errno == ENOTTY) query_known.store(0, std::memory_order_relaxed);
+      return std::nullopt;
     }
     query_known.store(1, std::memory_order_relaxed);
     if ((q.vma_flags & kVmaReadable) == 0 || q.vma_start > want || q.vma_end <= want)
