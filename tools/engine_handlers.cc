@@ -121,6 +121,33 @@ bool IsVectoredWrite(long nr) { return nr == SYS_writev || nr == SYS_pwritev || 
 
 Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd);
 
+// The tracer's own descriptor of one of the program's files (TracerCopyOf), taken at first use
+// and kept until the program's last fd of the file goes. A file it could not be taken of is
+// not asked again: its commands run as the program's own syscalls.
+class TracerCopy {
+ public:
+  // The descriptor of the file program `tgid` has as `fd`; the first failure's reason, then
+  // EXDEV.
+  Result<int> Get(pid_t tgid, int fd) {
+    if (!copy_.valid() && !failed_) {
+      auto copy = TracerCopyOf(tgid, fd);
+      if (!copy) {
+        failed_ = true;
+        return std::move(copy).error();
+      }
+      copy_ = std::move(*copy);
+    }
+    if (!copy_.valid()) return Fail(EXDEV, "the tracer has no descriptor of fd {}", fd);
+    return copy_.get();
+  }
+  bool failed() const { return failed_; }
+  void Reset() { copy_.reset(); }
+
+ private:
+  UniqueFd copy_;
+  bool failed_ = false;
+};
+
 // An async event fd or a completion channel: reads return the kernel's event descriptors, which
 // carry the program's own user handles; nothing to translate.
 class EventHandler final : public EngineFileHandler {
@@ -134,28 +161,16 @@ class EventHandler final : public EngineFileHandler {
   ExitDecision OnExit(const SyscallView&, long, TraceeAccess&) override {
     return ExitDecision::Keep();
   }
-  void OnClose(harness::CloseReason) override { tracer_copy_.reset(); }
+  void OnClose(harness::CloseReason) override { tracer_copy_.Reset(); }
 
-  // The tracer's own descriptor of this file (program `tgid` has it as `fd`), made on first
-  // use, for the commands the tracer issues that name it (TracerEventFds).
-  Result<int> TracerCopy(pid_t tgid, int fd) {
-    if (!tracer_copy_.valid() && !tracer_copy_failed_) {
-      auto copy = TracerCopyOf(tgid, fd);
-      if (!copy) {
-        tracer_copy_failed_ = true;  // commands naming it run as the program's own syscalls
-        return std::move(copy).error();
-      }
-      tracer_copy_ = std::move(*copy);
-    }
-    if (!tracer_copy_.valid()) return Fail(EXDEV, "the tracer has no descriptor of fd {}", fd);
-    return tracer_copy_.get();
-  }
+  // The tracer's own descriptor of this file (program `tgid` has it as `fd`), for the commands
+  // the tracer issues that name it (TracerEventFds).
+  Result<int> TracerFd(pid_t tgid, int fd) { return tracer_copy_.Get(tgid, fd); }
 
  private:
   FileKind kind_;
   uint64_t owner_;
-  UniqueFd tracer_copy_;
-  bool tracer_copy_failed_ = false;
+  TracerCopy tracer_copy_;
 };
 
 // The fds a command the tracer issues may name: the program's event files, as the tracer's own
@@ -170,7 +185,7 @@ class TracerEventFds final : public proxy::FdBridge {
   Result<proxy::HostFile> Resolve(int app_fd) override {
     auto* event = dynamic_cast<EventHandler*>(tracee_.HandlerOf(app_fd));
     if (event == nullptr) return Fail(EXDEV, "fd {} is not an event file", app_fd);
-    auto mine = event->TracerCopy(tgid_, app_fd);
+    auto mine = event->TracerFd(tgid_, app_fd);
     if (!mine) return std::move(mine).error();
     return proxy::HostFile{*mine, event->kind(), event->owner()};
   }
@@ -285,7 +300,7 @@ class UverbsHandler final : public EngineFileHandler {
   }
 
   void OnClose(harness::CloseReason) override {
-    tracer_copy_.reset();  // the last reference but the tracer's: the kernel releases the file
+    tracer_copy_.Reset();  // the last reference but the tracer's: the kernel releases the file
     file_->Closed();
     factory_.NoteClose();
   }
@@ -324,18 +339,14 @@ class UverbsHandler final : public EngineFileHandler {
   // other write) come back nullopt.
   template <typename Issue>
   std::optional<long> IssueFromTracer(const SyscallView& call, Issue&& issue) {
-    if (!factory_.tracer_issues() || tracer_copy_failed_) return std::nullopt;
-    if (!tracer_copy_.valid()) {
-      auto copy = TracerCopyOf(call.tgid, call.fd);
-      if (!copy) {
-        tracer_copy_failed_ = true;  // the program issues every command of this file itself
-        factory_.log().Error("{}: every command runs as the program's own syscall: {}",
-                             file_->label(), copy.error().reason);
-        return std::nullopt;
-      }
-      tracer_copy_ = std::move(*copy);
+    if (!factory_.tracer_issues() || tracer_copy_.failed()) return std::nullopt;
+    auto copy = tracer_copy_.Get(call.tgid, call.fd);
+    if (!copy) {  // once: the program issues every command of this file itself from now on
+      factory_.log().Error("{}: every command runs as the program's own syscall: {}",
+                           file_->label(), copy.error().reason);
+      return std::nullopt;
     }
-    TracerDevice device(tracer_copy_.get());
+    TracerDevice device(*copy);
     std::optional<long> result = issue(device);
     if (result) factory_.NoteTracerIssued();
     return result;
@@ -390,8 +401,7 @@ class UverbsHandler final : public EngineFileHandler {
   EngineFactory& factory_;
   std::unique_ptr<proxy::UverbsFile> file_;
   std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
-  UniqueFd tracer_copy_;              // IssueFromTracer's descriptor of the file
-  bool tracer_copy_failed_ = false;
+  TracerCopy tracer_copy_;  // IssueFromTracer's descriptor of the file
 };
 
 // /dev/infiniband/rdma_cm: write() commands only.
