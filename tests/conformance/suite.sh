@@ -677,6 +677,12 @@ case_rdma_core_tests() {
 # it is killed, so it is stopped once the client is done. Passes when both clients exit 0 and
 # print one result line per test, under the same names. (The figures are time-based: on a loaded
 # emulated machine a 2-second window can see no completion and print a rate of 0.)
+# -to 30: qperf's socket timeout (5 s by default, both ends: the client passes it to the server).
+# After its window rc_compare_swap_mr's client still posts one atomic per completion of its last
+# poll, up to 1024 (rdma.c ib_client_atomic checks Finished per poll, not per post), and on rxe
+# each post is a doorbell write() the harness stops: under CI's load that took more than 5 s, and
+# the server gave up with "failed to receive synchronization after test: timed out"
+# (qperf.c exchange_results).
 QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_rdma_write_lat rc_compare_swap_mr)
 QPERF_RESULT='^ +(bw|latency|msg_rate) += '
 qperf_results() { grep -E "^[a-z_]+:\$|$QPERF_RESULT" "$1" | tr -s ' ' | tr '\n' ' '; }
@@ -692,7 +698,7 @@ case_qperf() {
     timeout 120 "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
     if wait_tcp "$p" "$spid"; then
-      timeout 120 "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 "${QPERF_TESTS[@]}" \
+      timeout 120 "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 -to 30 "${QPERF_TESTS[@]}" \
         >"$work/$tag.client" 2>&1 || crc=$?
     else
       crc=124
