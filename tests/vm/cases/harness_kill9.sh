@@ -37,7 +37,8 @@ try_transfer() {
     "$RXP_NODE1_IP" >"$dir/client" 2>&1 &
   client=$!
   local i
-  for ((i = 0; i < 100; i++)); do
+  # Up to 30 s for both programs to open their devices: CI runs two emulated guests side by side.
+  for ((i = 0; i < 300; i++)); do
     cprog=$(pgrep -P "$client" -x ib_write_bw || true)
     sprog=$(pgrep -P "$server" -x ib_write_bw || true)
     [[ -n "$cprog" && -n "$sprog" ]] && (($(rxp_harness_device_fds "$cprog") > 0)) && break
