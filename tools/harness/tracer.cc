@@ -73,6 +73,10 @@ Result<int> Tracer::Run(pid_t pid) {
     } else {
       // Polling only while a dying process's freeze may outlive its caller (tracer_freeze.cc).
       const bool poll = !freezes_.empty() && PollDyingFreezes();
+      // A freeze it ended queued the statuses it held: they come before any wait. (Waiting
+      // instead hung a killed process for good: its other threads, held at PTRACE_EVENT_EXIT,
+      // were never resumed, so the kernel had nothing more to report.)
+      if (!queued_.empty()) continue;
       tid = poll ? waitpid(-1, &status, __WALL | WNOHANG) : waiter_.Wait(-1, &status);
       if (tid == 0) {
         timespec pause{0, 200'000};
