@@ -72,7 +72,14 @@ void SignalForwarding::ForwardTo(pid_t pid) {
 Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (options.argv.empty()) return Fail(EINVAL, "no program to run");
   auto program = FindProgram(options.argv[0]);
-  if (!program.ok()) return std::move(program).error();
+  if (!program.ok()) {
+    // Not found in PATH: the line and the status a shell gives ("command not found", 127),
+    // so a script tells it from a program that ran and failed.
+    if (program.error().errnum != ENOENT) return std::move(program).error();
+    Log fallback;
+    (options.log != nullptr ? *options.log : fallback).Error("{}", program.error().reason);
+    return HarnessRun{W_EXITCODE(127, 0), {}};
+  }
   auto filter = CompileFilter(BuildBaseRules(options.range, options.netlink_rdma));
   if (!filter.ok()) return std::move(filter).error();
   auto device_filter = CompileFilter(BuildDeviceRules(options.range));

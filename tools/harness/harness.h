@@ -79,8 +79,9 @@ struct HarnessRun {
   TracerStats stats;
 };
 
-// Errors: the program cannot be found, ptrace is not permitted, the filter cannot be built.
-// A program that cannot be executed after the fork is a successful run with status 127. A
+// Errors: ptrace is not permitted, the filter cannot be built. A program that is not found in
+// PATH, or cannot be executed after the fork, is a successful run with the status a shell
+// gives: 127 for no such file, 126 for one that cannot be run (and a log line). A
 // forwarded signal that came before the launch is a successful run that did not start the
 // program: its wait status says "killed by that signal".
 Result<HarnessRun> RunHarness(const HarnessOptions& options);

@@ -31,11 +31,15 @@ bool IsExecutableFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
+// The exit status of a program that did not start is the shell's and env(1)'s: 127 when
+// there is no such file, 126 when there is one that cannot be run (EACCES, ENOEXEC, ...).
+int NotStartedStatus(int errnum) { return errnum == ENOENT ? 127 : 126; }
+
 [[noreturn]] void ChildFail(int fd, char stage, int errnum) {
   ChildFailure failure{stage, errnum};
   ssize_t ignored = write(fd, &failure, sizeof failure);
   (void)ignored;
-  _exit(127);
+  _exit(NotStartedStatus(errnum));
 }
 
 }  // namespace

@@ -109,17 +109,30 @@ TEST_CASE("exit codes and signals propagate", "[tracer]") {
   CHECK(RunTestee({"raise", std::to_string(SIGKILL)}).term_signal() == SIGKILL);
 }
 
-TEST_CASE("a missing program is an error before anything runs", "[tracer]") {
+TEST_CASE("a program that cannot start exits 127 or 126, as from a shell", "[tracer]") {
   HarnessOptions options;
+  // Named by path, no such file: execve fails with ENOENT in the child.
   options.argv = {"/nonexistent/rxp-no-such-program"};
   auto run = RunHarness(options);
-  // Found by path but not executable: the child reports it and exits 127.
   REQUIRE(run.ok());
   CHECK(ExitCodeOf(run->wait_status) == 127);
+  // Not found in PATH: nothing is started.
   options.argv = {"rxp-no-such-program-in-path"};
   auto missing = RunHarness(options);
-  REQUIRE_FALSE(missing.ok());
-  CHECK(missing.error().errnum == ENOENT);
+  REQUIRE(missing.ok());
+  CHECK(ExitCodeOf(missing->wait_status) == 127);
+  CHECK(missing->stats.seccomp_stops == 0);
+  // A file that exists but cannot be executed (no x bit for anyone, so root too gets
+  // execve's EACCES).
+  char path[] = "/tmp/rxp-not-executable-XXXXXX";
+  const int fd = mkstemp(path);
+  REQUIRE(fd >= 0);
+  close(fd);
+  options.argv = {path};
+  auto denied = RunHarness(options);
+  unlink(path);
+  REQUIRE(denied.ok());
+  CHECK(ExitCodeOf(denied->wait_status) == 126);
 }
 
 TEST_CASE("follows threads and fork and vfork and clone and exec", "[tracer]") {
