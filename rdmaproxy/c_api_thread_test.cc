@@ -36,10 +36,13 @@
 #include <utility>
 #include <vector>
 
+#include "abi/testing/fake_kernel_reply.h"
 #include "abi/testing/request_builder.h"
 
 namespace {
 
+using rxp::abi::testing::CopyToAttr;
+using rxp::abi::testing::FindAttr;
 using rxp::abi::testing::IoctlBuilder;
 
 // ---- the fake kernel -------------------------------------------------------------------
@@ -70,16 +73,16 @@ class FakeUverbs {
       ib_uverbs_query_port_resp_ex resp{};
       resp.legacy_resp.state = 4;  // IB_PORT_ACTIVE
       resp.legacy_resp.gid_tbl_len = 16;
-      return Output(Find(h, UVERBS_ATTR_QUERY_PORT_RESP), resp);
+      return CopyToAttr(FindAttr(h, UVERBS_ATTR_QUERY_PORT_RESP), resp);
     }
     if (h->object_id == UVERBS_OBJECT_DEVICE && h->method_id == UVERBS_METHOD_INVOKE_WRITE) {
-      const ib_uverbs_attr* cmd = Find(h, UVERBS_ATTR_WRITE_CMD);
+      const ib_uverbs_attr* cmd = FindAttr(h, UVERBS_ATTR_WRITE_CMD);
       if (cmd == nullptr || cmd->data != IB_USER_VERBS_CMD_ALLOC_PD) return -EOPNOTSUPP;
       const uint32_t handle = NewHandle(fd);
-      return Output(Find(h, UVERBS_ATTR_CORE_OUT), ib_uverbs_alloc_pd_resp{handle});
+      return CopyToAttr(FindAttr(h, UVERBS_ATTR_CORE_OUT), ib_uverbs_alloc_pd_resp{handle});
     }
     if (h->object_id == UVERBS_OBJECT_PD && h->method_id == UVERBS_METHOD_PD_DESTROY) {
-      const ib_uverbs_attr* a = Find(h, UVERBS_ATTR_DESTROY_PD_HANDLE);
+      const ib_uverbs_attr* a = FindAttr(h, UVERBS_ATTR_DESTROY_PD_HANDLE);
       return a == nullptr ? -EINVAL : Destroy(fd, static_cast<uint32_t>(a->data));
     }
     return -EOPNOTSUPP;
@@ -99,19 +102,6 @@ class FakeUverbs {
   }
 
  private:
-  static ib_uverbs_attr* Find(ib_uverbs_ioctl_hdr* h, uint16_t id) {
-    for (uint16_t i = 0; i < h->num_attrs; ++i)
-      if (h->attrs[i].attr_id == id) return &h->attrs[i];
-    return nullptr;
-  }
-  // uverbs_copy_to(): the bytes, then VALID_OUTPUT in the caller's attribute.
-  template <typename T>
-  static long Output(ib_uverbs_attr* a, const T& value) {
-    if (a == nullptr) return -EINVAL;
-    std::memcpy(reinterpret_cast<void*>(a->data), &value, std::min<size_t>(a->len, sizeof(T)));
-    a->flags |= UVERBS_ATTR_F_VALID_OUTPUT;
-    return 0;
-  }
   uint32_t NewHandle(int fd) {
     std::lock_guard lock(mutex_);
     std::set<uint32_t>& live = files_[fd];
@@ -138,30 +128,23 @@ class FakeUverbs {
 
 }  // namespace
 
-// The program's own ioctl and write: the library's host calls on registered fds reach the fake.
 extern "C" int ioctl(int fd, unsigned long request, ...) {
-  va_list ap;
-  va_start(ap, request);
-  void* arg = va_arg(ap, void*);
-  va_end(ap);
-  if (request != RDMA_VERBS_IOCTL || !FakeUverbs::Get().Knows(fd))
-    return static_cast<int>(syscall(SYS_ioctl, fd, request, arg));
-  const long r = FakeUverbs::Get().Ioctl(fd, arg);
-  if (r < 0) {
-    errno = static_cast<int>(-r);
-    return -1;
-  }
+  // The program's own ioctl and write: the library's host calls on registered fds reach the
+  // fake, every other call the real system call.
+  va_list args;
+  va_start(args, request);
+  void* const arg = va_arg(args, void*);
+  va_end(args);
+  FakeUverbs& fake = FakeUverbs::Get();
+  const long r = request == RDMA_VERBS_IOCTL && fake.Knows(fd)
+                     ? rxp::abi::testing::AsLibcResult(fake.Ioctl(fd, arg))
+                     : syscall(SYS_ioctl, fd, request, arg);
   return static_cast<int>(r);
 }
 
 extern "C" ssize_t write(int fd, const void* buffer, size_t length) {
   if (!FakeUverbs::Get().Knows(fd)) return syscall(SYS_write, fd, buffer, length);
-  const long r = FakeUverbs::Get().Write(buffer, length);
-  if (r < 0) {
-    errno = static_cast<int>(-r);
-    return -1;
-  }
-  return r;
+  return rxp::abi::testing::AsLibcResult(FakeUverbs::Get().Write(buffer, length));
 }
 
 namespace {

@@ -38,12 +38,15 @@
 #include <string>
 #include <vector>
 
+#include "abi/testing/fake_kernel_reply.h"
 #include "abi/testing/request_builder.h"
 #include "rdmaproxy/rdmaproxy.h"
 #include "tests/bench/sentry_bench_app.h"
 
 namespace {
 
+using rxp::abi::testing::CopyToAttr;
+using rxp::abi::testing::FindAttr;
 using rxp::abi::testing::IoctlBuilder;
 using namespace rxp_bench;  // the shared app model and timing (sentry_bench_app.h)
 
@@ -68,25 +71,12 @@ struct FakeKernel {
     return h;
   }
   long Destroy(ib_uverbs_ioctl_hdr* h, uint16_t attr_id) {
-    const ib_uverbs_attr* a = Find(h, attr_id);
+    const ib_uverbs_attr* a = FindAttr(h, attr_id);
     if (a == nullptr || a->data >= used.size() || !used[a->data]) return -ENOENT;
     used[a->data] = false;
     return 0;
   }
 
-  static ib_uverbs_attr* Find(ib_uverbs_ioctl_hdr* h, uint16_t id) {
-    for (uint16_t i = 0; i < h->num_attrs; ++i)
-      if (h->attrs[i].attr_id == id) return &h->attrs[i];
-    return nullptr;
-  }
-  // What uverbs_copy_to does: the bytes, then VALID_OUTPUT in the caller's attribute.
-  template <typename T>
-  static long Output(ib_uverbs_attr* a, const T& value) {
-    if (a == nullptr) return -EINVAL;
-    std::memcpy(reinterpret_cast<void*>(a->data), &value, std::min<size_t>(a->len, sizeof(T)));
-    a->flags |= UVERBS_ATTR_F_VALID_OUTPUT;
-    return 0;
-  }
 
   long Ioctl(unsigned long request, void* arg) {
     if (request != RDMA_VERBS_IOCTL) return -ENOTTY;
@@ -101,12 +91,12 @@ struct FakeKernel {
       resp.legacy_resp.max_mtu = 5;
       resp.legacy_resp.active_mtu = 3;
       resp.legacy_resp.link_layer = 2;  // Ethernet
-      return Output(Find(h, UVERBS_ATTR_QUERY_PORT_RESP), resp);
+      return CopyToAttr(FindAttr(h, UVERBS_ATTR_QUERY_PORT_RESP), resp);
     }
     if (h->object_id == UVERBS_OBJECT_DEVICE && h->method_id == UVERBS_METHOD_INVOKE_WRITE) {
-      const ib_uverbs_attr* cmd = Find(h, UVERBS_ATTR_WRITE_CMD);
+      const ib_uverbs_attr* cmd = FindAttr(h, UVERBS_ATTR_WRITE_CMD);
       if (cmd == nullptr || cmd->data != IB_USER_VERBS_CMD_ALLOC_PD) return -EOPNOTSUPP;
-      return Output(Find(h, UVERBS_ATTR_CORE_OUT), ib_uverbs_alloc_pd_resp{NewHandle()});
+      return CopyToAttr(FindAttr(h, UVERBS_ATTR_CORE_OUT), ib_uverbs_alloc_pd_resp{NewHandle()});
     }
     if (h->object_id == UVERBS_OBJECT_PD && h->method_id == UVERBS_METHOD_PD_DESTROY)
       return Destroy(h, UVERBS_ATTR_DESTROY_PD_HANDLE);
@@ -151,22 +141,12 @@ extern "C" int ioctl(int fd, unsigned long request, ...) {
   void* arg = va_arg(ap, void*);
   va_end(ap);
   if (!IsFake(fd)) return static_cast<int>(syscall(SYS_ioctl, fd, request, arg));
-  const long r = fake_kernel.Ioctl(request, arg);
-  if (r < 0) {
-    errno = static_cast<int>(-r);
-    return -1;
-  }
-  return static_cast<int>(r);
+  return static_cast<int>(rxp::abi::testing::AsLibcResult(fake_kernel.Ioctl(request, arg)));
 }
 
 extern "C" ssize_t write(int fd, const void* buffer, size_t length) {
   if (!IsFake(fd)) return syscall(SYS_write, fd, buffer, length);
-  const long r = fake_kernel.Write(buffer, length);
-  if (r < 0) {
-    errno = static_cast<int>(-r);
-    return -1;
-  }
-  return r;
+  return rxp::abi::testing::AsLibcResult(fake_kernel.Write(buffer, length));
 }
 
 namespace {
