@@ -17,7 +17,7 @@ test_pkgs=(
   ibverbs-utils perftest rdmacm-utils iproute2 hwloc
   python3   # sysfs fixture generator and oracles (tests/data/sysfs, tests/sysfs)
   python3-pyverbs   # rdma-core's own Python tests (conformance case rdma_core_tests)
-  qperf ucx-utils   # third-party verbs programs (conformance cases qperf, ucx_perftest)
+  qperf ucx-utils libfabric-bin   # third-party verbs programs (cases qperf, ucx_perftest, libfabric)
   procps util-linux coreutils
 )
 

@@ -49,7 +49,7 @@ done
 
 all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping ucmatose udaddy rdma_client rstream qperf ucx_perftest verbs_exercise
+           read_lat rping ucmatose udaddy rdma_client rstream qperf ucx_perftest libfabric verbs_exercise
            hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
@@ -761,6 +761,44 @@ case_ucx_perftest() {
     fi
   done
   ((bad)) || pass ucx_perftest "rc_verbs, natively and under the proxy: $(IFS=,; echo "${rows[*]}")"
+}
+
+# fi_pingpong (libfabric's own ping-pong, libfabric-bin) on the verbs provider's connected
+# endpoints: libfabric's device discovery through verbs queries and /sys, an rdma_cm connection,
+# its memory registration and completion queues, with every message's bytes checked (-c).
+# Passes when every run exits 0 and both ways report the same sizes and message counts.
+LIBFABRIC_SPECS=("64B|-S 64 -I 500" "64KiB|-S 65536 -I 50")
+fi_rows() { awk '$1 ~ /^[0-9]+[kmg]?$/ && $2 ~ /^[0-9]+$/ {printf "%s%s %s %s", (n++ ? "; " : ""), $1, $2, $3}' "$1"; }
+case_libfabric() {
+  if ! command -v fi_pingpong >/dev/null; then
+    skip libfabric "no fi_pingpong (install the libfabric-bin package)"; return
+  fi
+  local spec test args n p rows=() bad=0
+  run_fi() {  # run_fi TAG WRAP: the current spec's $args (bash scoping is dynamic)
+    local q
+    local -a pre
+    prefix_for "$2"
+    q=$(next_port)
+    # No -d: libfabric picks the device from the route to the address, as the kernel's rdma_cm
+    # does (a device named for a local address fails fi_getinfo with ENODATA in loopback).
+    pair "$1" "tcp:$q" \
+      "${pre[@]}" fi_pingpong -p verbs -e msg -B "$q" -c $args ::: \
+      "${pre[@]}" fi_pingpong -p verbs -e msg -P "$q" -c $args "$IP1"
+  }
+  for spec in "${LIBFABRIC_SPECS[@]}"; do
+    test=${spec%%|*} args=${spec#*|}
+    twice "fi_$test" run_fi
+    n=$(fi_rows "$work/fi_$test.native.client")
+    p=$(fi_rows "$work/fi_$test.proxied.client")
+    if ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
+      rows+=("$test: $p")
+    else
+      bad=1
+      fail libfabric "$test: native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "fi_$test")), rows '$n' / '$p'"
+      show "fi_$test.native"; show "fi_$test.proxied"
+    fi
+  done
+  ((bad)) || pass libfabric "fi_pingpong, verbs msg endpoints, data checked, natively and under the proxy (bytes sent acked): $(IFS=,; echo "${rows[*]}")"
 }
 
 # The engine counter line `rdmaproxy run --stats` prints.
