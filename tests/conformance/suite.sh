@@ -726,6 +726,29 @@ case_qperf() {
   fi
 }
 
+# by_spec CASE PREFIX RUNNER RESULT SUMMARY SPEC...: for each SPEC ("NAME|ARGS"), RUNNER (see
+# twice) with $args set to ARGS, both ways under the tags PREFIX_NAME; RESULT FILE extracts what
+# must be equal from a client's output. Passes CASE when every run exits 0 and every result is
+# non-empty and equal both ways.
+by_spec() {
+  local name=$1 prefix=$2 runner=$3 result=$4 summary=$5 spec test args n p rows=() bad=0
+  shift 5
+  for spec in "$@"; do
+    test=${spec%%|*} args=${spec#*|}
+    twice "${prefix}_$test" "$runner"
+    n=$("$result" "$work/${prefix}_$test.native.client")
+    p=$("$result" "$work/${prefix}_$test.proxied.client")
+    if ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
+      rows+=("$test: $p")
+    else
+      bad=1
+      fail "$name" "$test: native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "${prefix}_$test")), results '$n' / '$p'"
+      show "${prefix}_$test.native"; show "${prefix}_$test.proxied"
+    fi
+  done
+  ((bad)) || pass "$name" "$summary: $(IFS=,; echo "${rows[*]}")"
+}
+
 # ucx_perftest (UCX's own transport benchmark, ucx-utils): the rc_verbs transport -- UCX's
 # device and GID discovery through /sys and verbs queries, its QPs, memory registration and a
 # TCP exchange of their addresses -- moving 4 KiB RDMA WRITEs (put, zero-copy) and then active
@@ -737,8 +760,7 @@ case_ucx_perftest() {
   if ! command -v ucx_perftest >/dev/null; then
     skip ucx_perftest "no ucx_perftest (install the ucx-utils package)"; return
   fi
-  local spec test args n p rows=() bad=0
-  run_ucx() {  # run_ucx TAG WRAP: the current spec's $args (bash scoping is dynamic)
+  run_ucx() {  # run_ucx TAG WRAP: by_spec's current $args (bash scoping is dynamic)
     local q
     local -a pre
     prefix_for "$2"
@@ -747,20 +769,8 @@ case_ucx_perftest() {
       "${pre[@]}" ucx_perftest -p "$q" -d "$DEV1:1" -x rc_verbs ::: \
       "${pre[@]}" ucx_perftest "$IP1" -p "$q" -d "$DEV0:1" -x rc_verbs $args
   }
-  for spec in "${UCX_SPECS[@]}"; do
-    test=${spec%%|*} args=${spec#*|}
-    twice "ucx_$test" run_ucx
-    n=$(ucx_final "$work/ucx_$test.native.client")
-    p=$(ucx_final "$work/ucx_$test.proxied.client")
-    if ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
-      rows+=("$test $p iterations")
-    else
-      bad=1
-      fail ucx_perftest "$test: native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "ucx_$test")), iterations '$n' / '$p'"
-      show "ucx_$test.native"; show "ucx_$test.proxied"
-    fi
-  done
-  ((bad)) || pass ucx_perftest "rc_verbs, natively and under the proxy: $(IFS=,; echo "${rows[*]}")"
+  by_spec ucx_perftest ucx run_ucx ucx_final "rc_verbs, natively and under the proxy (iterations)" \
+    "${UCX_SPECS[@]}"
 }
 
 # fi_pingpong (libfabric's own ping-pong, libfabric-bin) on the verbs provider's connected
@@ -773,8 +783,7 @@ case_libfabric() {
   if ! command -v fi_pingpong >/dev/null; then
     skip libfabric "no fi_pingpong (install the libfabric-bin package)"; return
   fi
-  local spec test args n p rows=() bad=0
-  run_fi() {  # run_fi TAG WRAP: the current spec's $args (bash scoping is dynamic)
+  run_fi() {  # run_fi TAG WRAP: by_spec's current $args (bash scoping is dynamic)
     local q
     local -a pre
     prefix_for "$2"
@@ -785,20 +794,9 @@ case_libfabric() {
       "${pre[@]}" fi_pingpong -p verbs -e msg -B "$q" -c $args ::: \
       "${pre[@]}" fi_pingpong -p verbs -e msg -P "$q" -c $args "$IP1"
   }
-  for spec in "${LIBFABRIC_SPECS[@]}"; do
-    test=${spec%%|*} args=${spec#*|}
-    twice "fi_$test" run_fi
-    n=$(fi_rows "$work/fi_$test.native.client")
-    p=$(fi_rows "$work/fi_$test.proxied.client")
-    if ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
-      rows+=("$test: $p")
-    else
-      bad=1
-      fail libfabric "$test: native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "fi_$test")), rows '$n' / '$p'"
-      show "fi_$test.native"; show "fi_$test.proxied"
-    fi
-  done
-  ((bad)) || pass libfabric "fi_pingpong, verbs msg endpoints, data checked, natively and under the proxy (bytes sent acked): $(IFS=,; echo "${rows[*]}")"
+  by_spec libfabric fi run_fi fi_rows \
+    "fi_pingpong, verbs msg endpoints, data checked, natively and under the proxy (bytes sent acked)" \
+    "${LIBFABRIC_SPECS[@]}"
 }
 
 # The engine counter line `rdmaproxy run --stats` prints.
