@@ -49,7 +49,7 @@ done
 
 all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping ucmatose udaddy rdma_client rstream qperf ucx_perftest libfabric verbs_exercise
+           read_lat rping ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
            hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
@@ -510,6 +510,55 @@ case_rdma_client() {
 case_rstream() {
   cm_case rstream '^custom ' "rsockets stream, 100 x 4 KiB each way" \
     rstream -b "$IP1" -p @PORT@ -S 4096 -C 100 ::: rstream -s "$IP1" -p @PORT@ -S 4096 -C 100
+}
+
+# riostream: rsockets with riomap (the receive buffer mapped for the peer's RDMA writes) and
+# riowrite, data checked on arrival (-T v): 50 transfers of 4 KiB each way.
+case_riostream() {
+  cm_case riostream '^custom ' "rsockets iomap writes, 50 x 4 KiB each way, data verified" \
+    riostream -b "$IP1" -p @PORT@ -S 4096 -C 50 -T v ::: \
+    riostream -s "$IP1" -b "$IP0" -p @PORT@ -S 4096 -C 50 -T v
+}
+
+# cmtime: 20 rdma_cm connections timed step by step (create id, bind, resolve address and
+# route, create QP, connect, disconnect, destroy), the connects and disconnects in flight
+# together, driven by rdma_cm's event channel. Its server never exits by itself: it is sent
+# SIGTERM once the client is done, and both ways it must die of that signal (exit 143; the
+# harness forwards the signal and exits as its program did).
+cmtime_steps='create id|bind addr|resolve addr|resolve route|create qp|connect|disconnect|destroy'
+case_cmtime() {
+  local name=cmtime
+  run_cmtime() {
+    local tag=$1 p spid src=0 crc=0
+    local -a pre
+    prefix_for "$2"
+    p=$(next_port)
+    timeout 120 "${pre[@]}" cmtime -b "$IP1" -p "$p" >"$work/$tag.server" 2>&1 &
+    spid=$!
+    if wait_cm "$spid"; then
+      timeout 120 "${pre[@]}" cmtime -s "$IP1" -b "$IP0" -p "$p" -c 20 >"$work/$tag.client" 2>&1 ||
+        crc=$?
+    else
+      echo "the server never listened" >"$work/$tag.client"; crc=124
+    fi
+    kill -TERM "$spid" 2>/dev/null
+    wait "$spid" || src=$?
+    echo "$src $crc" >"$work/$tag.status"
+    ((src == 143 && crc == 0))
+  }
+  twice "$name" run_cmtime
+  local n p
+  n=$(grep -Eo "^($cmtime_steps) *:" "$work/$name.native.client" | tr -s ' ' | tr '\n' ',')
+  p=$(grep -Eo "^($cmtime_steps) *:" "$work/$name.proxied.client" | tr -s ' ' | tr '\n' ',')
+  if ((native_ok && proxied_ok)) && [[ $(tr -cd , <<<"$n") == ",,,,,,,," && $n == "$p" ]]; then
+    local nc pc
+    nc=$(awk -F: '$1 ~ /^connect / {split($2, f, " "); print f[4]}' "$work/$name.native.client")
+    pc=$(awk -F: '$1 ~ /^connect / {split($2, f, " "); print f[4]}' "$work/$name.proxied.client")
+    pass "$name" "20 connections, all 8 steps timed both ways; connect $nc us natively, $pc us proxied per connection; server ended by SIGTERM both ways"
+  else
+    fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok (steps: $n / $p; $(statuses "$name"))"
+    show "$name.native"; show "$name.proxied"
+  fi
 }
 
 case_verbs_exercise() {
