@@ -3,7 +3,8 @@
 // only run-independent facts (no keys, QPNs or addresses), so that a native run and a run
 // under `rdmaproxy run` can be compared byte for byte. Covered: device/port/GID queries, PD,
 // MR (+ rereg), MW (type 1 and 2, bind), completion channel + ibv_req_notify_cq + epoll with
-// O_NONBLOCK, CQ (+ resize), RC and UD QPs, SRQ (+ modify, query, limit event), AH, async
+// O_NONBLOCK, CQ (+ resize), RC and UD QPs, SRQ (+ modify, query, limit event), AH, multicast
+// attach/detach with a datagram to the group, async
 // events, the legacy write() ABI issued by hand on the command fd, the fork protection
 // status (copy-on-fork over RDMA netlink), and error paths (bad
 // handles, unmapped memory, a non-RDMA fd as a completion channel, a bad completion vector):
@@ -483,6 +484,56 @@ int main(int argc, char** argv) {
     Ok("ud_send_recv", "bytes=32");
   else
     Fail("ud_send_recv", "datagram did not arrive");
+
+  // --- multicast: a UD QP joins a group, a datagram sent to the group, the QP leaves --------
+  // ibv_attach_mcast / ibv_detach_mcast (ATTACH_MCAST / DETACH_MCAST, via INVOKE_WRITE; what
+  // rdma_join_multicast does after the CM join). On RoCE a group's GID is its IPv4-mapped
+  // multicast address. The kernel's checks are compared too: a non-multicast GID and a non-UD
+  // QP are EINVAL (ib_attach_mcast), a second attach of the same group is a no-op
+  // (ib_uverbs_attach_mcast), and a detach of a group the QP is not in fails in the driver.
+  {
+    ibv_gid group{};
+    const uint8_t mapped[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 239, 255, 71, 17};
+    std::memcpy(group.raw, mapped, sizeof(mapped));
+    Outcome("attach_mcast", ibv_attach_mcast(ud_b, &group, 0));
+    Outcome("attach_mcast_again", ibv_attach_mcast(ud_b, &group, 0));
+    Outcome("attach_mcast_unicast_gid", ibv_attach_mcast(ud_b, &gid, 0));
+    Outcome("attach_mcast_rc_qp", ibv_attach_mcast(rc.a, &group, 0));
+    ibv_ah_attr maha = aha;
+    maha.grh.dgid = group;
+    ibv_ah* mah = ibv_create_ah(pd, &maha);
+    if (mah == nullptr) Die("create_ah_mcast", "ibv_create_ah");
+    ur.wr_id = 310;
+    std::memset(buf2 + 32768, 0, 512);
+    if (ibv_post_recv(ud_b, &ur, &bad_r)) Die("mcast_recv", "ibv_post_recv");
+    std::strcpy(buf + 8192, "a multicast datagram");
+    swr.wr_id = 311;
+    swr.wr.ud.ah = mah;
+    swr.wr.ud.remote_qpn = 0xffffff;  // the multicast QPN
+    if (ibv_post_send(ud_a, &swr, &bad_s)) Die("mcast_send", "ibv_post_send");
+    // The send must complete. Whether the group member on the same device gets the datagram
+    // is the driver's: rxe does not loop multicast back to its own QPs, mlx5 does unless the
+    // QP blocks self-loopback. Either way it must be what happens natively.
+    if (PollFor(cq, 1, wc) == 1 && wc[0].wr_id == 311 && wc[0].status == IBV_WC_SUCCESS)
+      Ok("mcast_send");
+    else
+      Fail("mcast_send", "the send to the group did not complete");
+    bool looped_back = false;
+    for (int spins = 0; spins < 5000 && !looped_back; ++spins) {
+      const int r = ibv_poll_cq(cq, 1, wc);
+      if (r > 0) looped_back = wc[0].wr_id == 310 && wc[0].status == IBV_WC_SUCCESS;
+      if (r == 0) usleep(100);
+    }
+    if (!looped_back)
+      Ok("mcast_loopback", "not looped back");
+    else if (std::strcmp(buf2 + 32768 + 40, "a multicast datagram") == 0)
+      Ok("mcast_loopback", "arrived intact");
+    else
+      Fail("mcast_loopback", "the looped-back datagram is not what was sent");
+    Outcome("detach_mcast", ibv_detach_mcast(ud_b, &group, 0));
+    Outcome("detach_mcast_not_attached", ibv_detach_mcast(ud_b, &group, 0));
+    if (ibv_destroy_ah(mah)) Die("destroy_ah_mcast", "ibv_destroy_ah");
+  }
 
   // --- the legacy write() ABI, by hand on the command fd -------------------------------
   {
