@@ -181,6 +181,15 @@ std::string CoverageMarkdown() {
        "`ibv_reg_mr_ex` falls back from `UVERBS_METHOD_REG_MR` to the legacy REG_MR); the\n"
        "features themselves (DMA handles, dma-buf objects, completion counters, CQ and QP\n"
        "buffers passed as umem descriptors) are not available in the sandbox.\n\n";
+  s += "**Methods a device does not implement.** The kernel disables, per device, the methods\n"
+       "whose driver function the device lacks (rxe on Linux 6.1 has no `rereg_user_mr`): a\n"
+       "call of one is `EOPNOTSUPP` (a legacy command, also through `INVOKE_WRITE`) or\n"
+       "`EPROTONOSUPPORT` (an ioctl method) whatever it carries, because the kernel looks the\n"
+       "method up first. The proxy forwards a well-formed call and the app gets that answer.\n"
+       "A call it refuses itself -- a handle the file does not own, unreadable memory -- gets\n"
+       "the proxy's errno (`ENOENT`, `EFAULT`, ...) instead: the proxy does not know which\n"
+       "methods a device left out. Only such malformed calls of a method the device cannot do\n"
+       "answer differently from the kernel.\n\n";
 
   s += "## Legacy write() commands\n\n";
   s += "Reached by `write()` on `/dev/infiniband/uverbsN` and, on kernels >= 5.x, through\n"

@@ -282,6 +282,89 @@ TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enfo
   CHECK(f.host.calls == calls);
 }
 
+// INVOKE_WRITE(REREG_MR) of MR `mr_handle` with `flags` (abi::kMrRereg*), a new range at `buffer`.
+std::vector<std::byte> ReregMr(FakeAppMemory& mem, uint32_t mr_handle, uint32_t flags,
+                               uint64_t buffer, uint64_t length) {
+  ib_uverbs_rereg_mr req{};
+  req.mr_handle = mr_handle;
+  req.flags = flags;
+  req.start = buffer;
+  req.length = length;
+  req.hca_va = buffer;
+  req.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE;
+  return InvokeWrite(mem, IB_USER_VERBS_CMD_REREG_MR, req, sizeof(ib_uverbs_rereg_mr_resp));
+}
+
+// The pinned-bytes quota across ibv_rereg_mr: a new translation pins the new range before the
+// kernel lets go of the old one (ib_umem_get of the new umem, then the old umem's release, as
+// RLIMIT_MEMLOCK counts it), so the quota must hold both for the command; afterwards the MR
+// counts its new length, and a refused or failed rereg leaves the old count. A rereg that
+// keeps the translation (access, PD) pins nothing.
+TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a successful one",
+          "[engine]") {
+  PolicyConfig policy;
+  policy.quotas.pinned_bytes = 64 * 1024;
+  Fixture f(kMirror, policy);
+  TrackPd(f, 7);
+  const uint64_t buffer = f.memory.Alloc(256 * 1024);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x111, 0x222});
+    return 0L;
+  };
+  uint64_t resp = 0;
+  REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 16 * 1024, &resp)) == 0);
+  REQUIRE(f.engine.usage().pinned_bytes() == 16 * 1024);
+
+  // A new translation of 32 KiB: 16 + 32 fit; the kernel sees the host view, the app's IOVA.
+  ib_uverbs_rereg_mr seen{};
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    std::memcpy(&seen, reinterpret_cast<void*>(fw.Find(UVERBS_ATTR_CORE_IN)->data), sizeof(seen));
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  const uint64_t moved = buffer + 64 * 1024;
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, moved, 32 * 1024)) == 0);
+  CHECK(seen.start == moved + kMirror);
+  CHECK(seen.hca_va == moved);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+
+  // The kernel refuses the next one (rxe_rereg_user_mr: EOPNOTSUPP): the MR keeps its 32 KiB.
+  f.host.on_ioctl = [](void*) { return -long{EOPNOTSUPP}; };
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 24 * 1024)) == -EOPNOTSUPP);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+
+  // 32 KiB held + 40 asked > 64: ENOMEM from the proxy, never forwarded, nothing changes.
+  int calls = f.host.calls;
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 40 * 1024)) == -ENOMEM);
+  CHECK(f.host.calls == calls);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+
+  // An access change pins nothing, whatever length the request carries.
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, buffer, 1024 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+
+  // An MR this file never registered: the kernel's ENOENT, before it sees the command.
+  calls = f.host.calls;
+  CHECK(f.Ioctl(ReregMr(f.memory, 9, abi::kMrReregTrans, buffer, 4096)) == -ENOENT);
+  CHECK(f.host.calls == calls);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+
+  // Deregistering gives back what the MR counts now.
+  f.host.on_ioctl = [](void*) { return 0L; };
+  // (A 4-byte request travels inline, as rdma-core sends it.)
+  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 3, sizeof(ib_uverbs_dereg_mr));
+  REQUIRE(f.Ioctl(dereg.Build()) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
+}
+
 TEST_CASE("identity mode: the image carries the app's own addresses", "[engine]") {
   Fixture f(0);
   const uint64_t scratch = 0x600000000000;

@@ -554,6 +554,29 @@ int main(int argc, char** argv) {
     qpr.port_num = 1;
     Outcome("legacy_query_port",
             LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_QUERY_PORT, qpr, sizeof(qp)));
+    // REREG_MR by hand: rxe's provider answers ibv_rereg_mr with EOPNOTSUPP without asking
+    // the kernel (above), so only a hand-built command reaches ib_uverbs_rereg_mr there; the
+    // kernel's rxe_rereg_user_mr takes an access change and refuses a new translation. The
+    // proxy translates `start` and holds the pinned bytes of a translation change until the
+    // kernel answers; a refusal gives them back (the engine's unit test "REREG_MR: the pinned
+    // quota follows a new translation ..." checks that accounting). Not here: a REREG_MR of a
+    // handle the file does not own. Where the device lacks rereg (rxe on Linux 6.1; 6.12's has
+    // it) the kernel answers EOPNOTSUPP before it looks at the handle, the proxy ENOENT
+    // (docs/ABI.md, "Methods a device does not implement").
+    ib_uverbs_rereg_mr_resp rr{};
+    ib_uverbs_rereg_mr rm{};
+    rm.response = reinterpret_cast<uint64_t>(&rr);
+    rm.mr_handle = mr->handle;
+    rm.flags = IBV_REREG_MR_CHANGE_ACCESS;
+    rm.access_flags = static_cast<uint32_t>(access);
+    Outcome("legacy_rereg_mr_access",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_REREG_MR, rm, sizeof(rr)));
+    rm.flags = IBV_REREG_MR_CHANGE_TRANSLATION;
+    rm.start = reinterpret_cast<uint64_t>(buf);
+    rm.length = kBuf;
+    rm.hca_va = rm.start;
+    Outcome("legacy_rereg_mr_translation",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_REREG_MR, rm, sizeof(rr)));
     ib_uverbs_dealloc_pd dp{};
     dp.pd_handle = pr.pd_handle;
     if (e == 0)
