@@ -1,14 +1,15 @@
-// rxp_verbs_exercise DEVICE GID_INDEX: calls every verb the proxy allows by default on one RDMA
+// rxp_verbs_exercise DEVICE GID_INDEX: calls the verbs the proxy allows by default on one RDMA
 // device, with real traffic over loopback RC and UD QPs, and prints one line per step with
 // only run-independent facts (no keys, QPNs or addresses), so that a native run and a run
 // under `rdmaproxy run` can be compared byte for byte. Covered: device/port/GID queries, PD,
-// MR (+ rereg), MW (type 1 and 2, bind), completion channel + ibv_req_notify_cq + epoll with
-// O_NONBLOCK, CQ (+ resize), RC and UD QPs, SRQ (+ modify, query, limit event), AH, multicast
-// attach/detach with a datagram to the group, async
+// MR (+ rereg, through rdma-core and by hand), MW (type 1 and 2, bind), completion channel +
+// ibv_req_notify_cq + epoll with O_NONBLOCK, CQ (+ resize), RC and UD QPs, SRQ (+ modify,
+// query, limit event), AH, multicast attach/detach with a datagram to the group, async
 // events, the legacy write() ABI issued by hand on the command fd, the fork protection
-// status (copy-on-fork over RDMA netlink), and error paths (bad
-// handles, unmapped memory, a non-RDMA fd as a completion channel, a bad completion vector):
-// their errnos are printed, and must match native.
+// status (copy-on-fork over RDMA netlink), verbs a device may lack (XRC domain, WQ, device
+// memory, MR advice, CQ moderation, context and PD import: on rxe their errnos are compared),
+// and error paths (bad handles, unmapped memory, a non-RDMA fd as a completion channel, a bad
+// completion vector): their errnos are printed, and must match native.
 //
 // Exit status: 0 when every step that must succeed did and the data arrived intact.
 #include <fcntl.h>
@@ -643,6 +644,59 @@ int main(int argc, char** argv) {
   ibv_cq* bad_cq = ibv_create_cq(ctx, 16, nullptr, nullptr, 9999);
   Outcome("create_cq_bad_vector", bad_cq != nullptr ? 0 : errno);
   if (bad_cq) ibv_destroy_cq(bad_cq);
+
+  // --- verbs a device may lack: XRC domains, WQs, device memory, MR advice, CQ moderation,
+  // importing a context. Each outcome is printed and compared: on rxe most are EOPNOTSUPP
+  // (from the provider, or from the kernel, which disables what the driver lacks); on mlx5
+  // they succeed and what they create is destroyed again.
+  {
+    ibv_xrcd_init_attr xa{};
+    xa.comp_mask = IBV_XRCD_INIT_ATTR_FD | IBV_XRCD_INIT_ATTR_OFLAGS;
+    xa.fd = -1;
+    xa.oflags = O_CREAT;
+    ibv_xrcd* xrcd = ibv_open_xrcd(ctx, &xa);
+    Outcome("open_xrcd", xrcd != nullptr ? 0 : errno);
+    if (xrcd != nullptr) Outcome("close_xrcd", ibv_close_xrcd(xrcd));
+
+    ibv_wq_init_attr wa{};
+    wa.wq_type = IBV_WQT_RQ;
+    wa.max_wr = 16;
+    wa.max_sge = 1;
+    wa.pd = pd;
+    wa.cq = cq;
+    ibv_wq* wq = ibv_create_wq(ctx, &wa);
+    Outcome("create_wq", wq != nullptr ? 0 : errno);
+    if (wq != nullptr) Outcome("destroy_wq", ibv_destroy_wq(wq));
+
+    ibv_alloc_dm_attr da{};
+    da.length = 64;
+    ibv_dm* dm = ibv_alloc_dm(ctx, &da);
+    Outcome("alloc_dm", dm != nullptr ? 0 : errno);
+    if (dm != nullptr) Outcome("free_dm", ibv_free_dm(dm));
+
+    ibv_sge advice{reinterpret_cast<uint64_t>(buf), 4096, mr->lkey};
+    Outcome("advise_mr", ibv_advise_mr(pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+                                       IBV_ADVISE_MR_FLAG_FLUSH, &advice, 1));
+
+    ibv_modify_cq_attr ma{};
+    ma.attr_mask = IBV_CQ_ATTR_MODERATE;
+    ma.moderate.cq_count = 1;
+    ma.moderate.cq_period = 0;
+    Outcome("modify_cq", ibv_modify_cq(cq, &ma));
+
+    // ibv_import_device: a second context on a copy of the command fd (QUERY_CONTEXT).
+    const int copy = dup(ctx->cmd_fd);
+    ibv_context* imported = copy >= 0 ? ibv_import_device(copy) : nullptr;
+    Outcome("import_device", imported != nullptr ? 0 : errno);
+    if (imported != nullptr) {
+      ibv_pd* shared = ibv_import_pd(imported, pd->handle);
+      Outcome("import_pd", shared != nullptr ? 0 : errno);
+      if (shared != nullptr) ibv_unimport_pd(shared);
+      Outcome("close_imported_device", ibv_close_device(imported));
+    } else if (copy >= 0) {
+      close(copy);
+    }
+  }
 
   // --- teardown (the kernel's order: children before parents) ---------------------------
   bool clean = true;
