@@ -252,11 +252,15 @@ TEST_CASE("an unknown optional attribute is not in the forwarded image", "[engin
   CHECK_FALSE(unknown_seen);
 }
 
+PolicyConfig PinnedQuota(uint64_t bytes) {
+  PolicyConfig policy;
+  policy.quotas.pinned_bytes = bytes;
+  return policy;
+}
+
 TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enforced",
           "[engine]") {
-  PolicyConfig policy;
-  policy.quotas.pinned_bytes = 64 * 1024;
-  Fixture f(kMirror, policy);
+  Fixture f(kMirror, PinnedQuota(64 * 1024));
   TrackPd(f, 7);
   const uint64_t buffer = f.memory.Alloc(256 * 1024);
   f.host.on_ioctl = [&](void* arg) {
@@ -302,9 +306,7 @@ std::vector<std::byte> ReregMr(FakeAppMemory& mem, uint32_t mr_handle, uint32_t 
 // keeps the translation (access, PD) pins nothing.
 TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a successful one",
           "[engine]") {
-  PolicyConfig policy;
-  policy.quotas.pinned_bytes = 64 * 1024;
-  Fixture f(kMirror, policy);
+  Fixture f(kMirror, PinnedQuota(64 * 1024));
   TrackPd(f, 7);
   const uint64_t buffer = f.memory.Alloc(256 * 1024);
   f.host.on_ioctl = [](void* arg) {
