@@ -186,11 +186,15 @@ std::string CoverageMarkdown() {
        "call of one is `EOPNOTSUPP` (a legacy command, also through `INVOKE_WRITE`) or\n"
        "`EPROTONOSUPPORT` (an ioctl method) whatever it carries, because the kernel looks the\n"
        "method up first. The proxy forwards a well-formed call and the app gets that answer.\n"
-       "A call it refuses itself -- a handle the file does not own, unreadable memory -- gets\n"
-       "the proxy's errno (`ENOENT`, `EFAULT`, ...) instead: the proxy does not know which\n"
-       "methods a device left out. Only such malformed calls of a method the device cannot do\n"
-       "answer differently from the kernel.\n\n";
-
+       "A call it would refuse for what it names (a handle the file does not own, an fd of the\n"
+       "wrong kind, unreadable memory) gets the same answer: before refusing, the proxy asks\n"
+       "the device, once per method and open file, with a call the kernel answers before any\n"
+       "handler runs (no attributes: `EINVAL` or `EPROTONOSUPPORT`; an `INVOKE_WRITE` with no\n"
+       "request: `ENOSPC` or `EOPNOTSUPP`, rdma-core's own probe). Methods the policy denies\n"
+       "are never asked about, and a denial or a quota refusal stands; so does the refusal of\n"
+       "a malformed call (bad attribute lengths or flags). Where the proxy has no descriptor of\n"
+       "the host file to ask (a harness whose credentials differ from the program's), its own\n"
+       "errno stands.\n\n";
   s += "## Legacy write() commands\n\n";
   s += "Reached by `write()` on `/dev/infiniband/uverbsN` and, on kernels >= 5.x, through\n"
        "`UVERBS_METHOD_INVOKE_WRITE` (rdma-core wraps almost every legacy command in it).\n\n";

@@ -421,8 +421,25 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginIoctl(AppMemory& memory,
   return c;
 }
 
+namespace {
+
+// Sets the probe for one command's Begin (the file's commands run one at a time).
+class ProbeScope {
+ public:
+  ProbeScope(HostDevice*& slot, HostDevice* probe) : slot_(slot) { slot_ = probe; }
+  ~ProbeScope() { slot_ = nullptr; }
+  ProbeScope(const ProbeScope&) = delete;
+  ProbeScope& operator=(const ProbeScope&) = delete;
+
+ private:
+  HostDevice*& slot_;
+};
+
+}  // namespace
+
 Result<void> UverbsFile::BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t arg,
-                                    UverbsCommand& command) {
+                                    UverbsCommand& command, HostDevice* probe) {
+  ProbeScope scope(probe_, probe);
   return BeginIoctlAs(memory, fds, arg, command, /*as_forwarder=*/false);
 }
 
@@ -482,15 +499,17 @@ Result<void> UverbsFile::BeginIoctlAs(AppMemory& memory, FdBridge& fds, uint64_t
   }
   if (built) built = Reserve(*c);
   if (!built) {
-    const int errnum = built.error().errnum;
-    const Refusal why = errnum == ENOENT || errnum == EBADF || errnum == EFAULT ? Refusal::kState
+    bool missing = false;
+    Error e = AsTheKernelAnswers(std::move(built).error(), *c, missing);
+    const int errnum = e.errnum;
+    const Refusal why = missing                                                 ? Refusal::kDecode
+                        : errnum == ENOENT || errnum == EBADF || errnum == EFAULT ? Refusal::kState
                         : (errnum == EDQUOT || errnum == ENOMEM)             ? Refusal::kQuota
                         : errnum == EOPNOTSUPP && c->request.write_command    ? Refusal::kDecode
                                                                              : Refusal::kPolicy;
-    Refuse(built.error(), static_cast<int>(why));
-    if (engine_.tracing())
-      engine_.Trace(abi::FormatRefused("ioctl", label_, c->short_name, built.error()));
-    return std::move(built).error();
+    Refuse(e, static_cast<int>(why));
+    if (engine_.tracing()) engine_.Trace(abi::FormatRefused("ioctl", label_, c->short_name, e));
+    return e;
   }
   engine_.counters().forwarded++;
   return Ok();
@@ -596,7 +615,8 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginWrite(AppMemory& memory,
 }
 
 Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t buffer,
-                                    uint64_t length, UverbsCommand& command) {
+                                    uint64_t length, UverbsCommand& command, HostDevice* probe) {
+  ProbeScope scope(probe_, probe);
   engine_.counters().commands++;
   UverbsCommand* c = &command;
   c->Reset();
@@ -621,15 +641,44 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   auto built = BuildWrite(*c, memory, fds);
   if (built) built = Reserve(*c);
   if (!built) {
-    const int errnum = built.error().errnum;
-    const Refusal why = errnum == ENOENT || errnum == EBADF || errnum == EFAULT
+    bool missing = false;
+    Error e = AsTheKernelAnswers(std::move(built).error(), *c, missing);
+    const int errnum = e.errnum;
+    const Refusal why = missing ? Refusal::kDecode
+                        : errnum == ENOENT || errnum == EBADF || errnum == EFAULT
                             ? Refusal::kState
                         : (errnum == EDQUOT || errnum == ENOMEM) ? Refusal::kQuota
                                                                  : Refusal::kPolicy;
-    return fail(std::move(built).error(), why);
+    return fail(std::move(e), why);
   }
   engine_.counters().forwarded++;
   return Ok();
+}
+
+Error UverbsFile::AsTheKernelAnswers(Error refusal, const UverbsCommand& c, bool& missing) {
+  missing = false;
+  // Policy and quota refusals stand: they are the sandbox's, not the kernel's. A denied
+  // method is never probed.
+  const int errnum = refusal.errnum;
+  if (probe_ == nullptr || errnum == EPERM || errnum == EDQUOT || errnum == ENOMEM)
+    return refusal;
+  const abi::WriteCommand* wc = c.kind == UverbsCommand::Kind::kIoctl ? c.request.write_command
+                                : c.write                             ? c.write->command
+                                                                      : nullptr;
+  if (wc != nullptr) {
+    if (!CheckEntry(engine_.policy(), wc->policy, wc->short_name, wc->name)) return refusal;
+    if (methods_.Implements(*probe_, *wc) != false) return refusal;
+    missing = true;
+    return Fail(EOPNOTSUPP, "{}: the device does not implement it (the kernel refuses any call "
+                "of it: {})", c.short_name, refusal.reason);
+  }
+  if (c.kind != UverbsCommand::Kind::kIoctl || c.request.method == nullptr) return refusal;
+  const abi::Method& m = *c.request.method;
+  if (!CheckEntry(engine_.policy(), m.policy, m.short_name, m.name)) return refusal;
+  if (methods_.Implements(*probe_, m) != false) return refusal;
+  missing = true;
+  return Fail(EPROTONOSUPPORT, "{}: the device does not implement it (the kernel refuses any "
+              "call of it: {})", c.short_name, refusal.reason);
 }
 
 namespace {
@@ -827,7 +876,8 @@ void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
 // process, which is where the kernel reads it.
 long UverbsFile::Ioctl(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t arg) {
   std::lock_guard lock(mutex_);
-  if (auto begun = BeginIoctl(memory, fds, arg, command_); !begun) return -begun.error().errnum;
+  if (auto begun = BeginIoctl(memory, fds, arg, command_, &host); !begun)
+    return -begun.error().errnum;
   const std::span<std::byte> image = command_.image.RelocateInPlace();
   auto r = host.Ioctl(RDMA_VERBS_IOCTL, image.data());
   const long result = r ? *r : -r.error().errnum;
@@ -888,6 +938,7 @@ std::optional<long> UverbsFile::IoctlAsForwarder(AppMemory& memory, HostDevice& 
   std::lock_guard lock(mutex_);
   ForwarderMemory app(memory, command_);
   ForwarderFds fds(command_, own_fds);
+  ProbeScope scope(probe_, &host);
   if (auto begun = BeginIoctlAs(app, fds, arg, command_, /*as_forwarder=*/true); !begun) {
     if (command_.needs_app) return std::nullopt;
     return -begun.error().errnum;
@@ -907,7 +958,7 @@ std::optional<long> UverbsFile::WriteAsForwarder(AppMemory& memory, HostDevice& 
     return std::nullopt;
   ForwarderMemory app(memory, command_);
   ForwarderFds fds(command_, nullptr);
-  if (auto begun = BeginWrite(app, fds, buffer, length, command_); !begun)
+  if (auto begun = BeginWrite(app, fds, buffer, length, command_, &host); !begun)
     return -begun.error().errnum;  // refused, counted and logged as the app's write would be
   // The engine's own copy decides: the app may have changed its buffer since the first look.
   if (!IsSendDoorbell(command_.write_raw) || command_.outputs.size() != 1) {
@@ -931,7 +982,7 @@ std::optional<long> UverbsFile::WriteAsForwarder(AppMemory& memory, HostDevice& 
 long UverbsFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
                        uint64_t length) {
   std::lock_guard lock(mutex_);
-  if (auto begun = BeginWrite(memory, fds, buffer, length, command_); !begun)
+  if (auto begun = BeginWrite(memory, fds, buffer, length, command_, &host); !begun)
     return -begun.error().errnum;
   const std::span<std::byte> image = command_.image.RelocateInPlace();
   auto r = host.Write(image.data(), command_.write_raw.size());

@@ -25,6 +25,7 @@
 #include "abi/result.h"
 #include "abi/schema.h"
 #include "rdmaproxy/command.h"
+#include "rdmaproxy/device_methods.h"
 #include "rdmaproxy/embedder.h"
 #include "rdmaproxy/mmap_rules.h"
 #include "rdmaproxy/object_table.h"
@@ -50,10 +51,14 @@ class UverbsFile {
                                                     uint64_t arg);
   Result<std::unique_ptr<UverbsCommand>> BeginWrite(AppMemory& memory, FdBridge& fds,
                                                     uint64_t buffer, uint64_t length);
-  // The same into a caller's command (Reset first), reusing its buffers.
-  Result<void> BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t arg, UverbsCommand& command);
+  // The same into a caller's command (Reset first), reusing its buffers. `probe`, where
+  // given, is a descriptor of the host file the engine may ask which methods the device
+  // implements, so that a refused call of a method it lacks gets the kernel's answer
+  // (device_methods.h); without one such a call gets the proxy's own errno.
+  Result<void> BeginIoctl(AppMemory& memory, FdBridge& fds, uint64_t arg, UverbsCommand& command,
+                          HostDevice* probe = nullptr);
   Result<void> BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t buffer, uint64_t length,
-                          UverbsCommand& command);
+                          UverbsCommand& command, HostDevice* probe = nullptr);
 
   // Phase 2: the kernel ran the image placed at `base` with `result` (>= 0, or -errno);
   // `image_after` is the image as the kernel left it. Settles tracking and quotas, copies
@@ -119,11 +124,16 @@ class UverbsFile {
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
               AppMemory& memory, FdBridge& fds);
   void Refuse(const Error& error, int refusal);
+  // `refusal` of what command `c` carries, or the kernel's answer when the device does not
+  // implement the command's method (device_methods.h); `missing` says which.
+  Error AsTheKernelAnswers(Error refusal, const UverbsCommand& c, bool& missing);
 
   Engine& engine_;
   uint64_t id_;
   std::string label_;
   abi::DeviceAbi device_;
+  DeviceMethods methods_{device_.driver_id};
+  HostDevice* probe_ = nullptr;  // for the command being begun (BeginIoctl / BeginWrite)
   ObjectTable objects_;
   MmapRules mmaps_;
   bool has_context_ = false;

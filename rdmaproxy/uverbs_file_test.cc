@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 #include <sys/mman.h>
 
+#include <algorithm>
 #include <array>
 #include <string>
 #include <vector>
@@ -365,6 +366,78 @@ TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a succ
   REQUIRE(f.Ioctl(dereg.Build()) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 0);
   CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
+}
+
+TEST_CASE("a refused call of a method the device lacks gets the kernel's answer", "[engine]") {
+  PolicyConfig policy;
+  policy.deny.insert("DEALLOC_MW");
+  Fixture f(kMirror, policy);
+  // The device lacks REREG_MR, DEALLOC_MW and MW.DESTROY: the kernel's method lookup fails
+  // for them (EOPNOTSUPP for a legacy command, EPROTONOSUPPORT for an ioctl method).
+  f.host.on_probe = [](const abi::IoctlHeader& h, uint64_t write_cmd) {
+    if (h.num_attrs == 0)
+      return h.object_id == UVERBS_OBJECT_MW && h.method_id == UVERBS_METHOD_MW_DESTROY
+                 ? -long{EPROTONOSUPPORT}
+                 : -long{EINVAL};
+    return write_cmd == IB_USER_VERBS_CMD_REREG_MR || write_cmd == IB_USER_VERBS_CMD_DEALLOC_MW
+               ? -long{EOPNOTSUPP}
+               : -long{ENOSPC};
+  };
+  const uint64_t buffer = f.memory.Alloc(4096);
+
+  // REREG_MR of an MR the file never registered, on a device without rereg: the kernel never
+  // looks at the handle. One probe; the answer is kept.
+  CHECK(f.Ioctl(ReregMr(f.memory, 9, abi::kMrReregAccess, buffer, 4096)) == -EOPNOTSUPP);
+  CHECK(f.host.probes == 1);
+  CHECK(f.log.back().find("does not implement") != std::string::npos);
+  CHECK(f.engine.counters().refused_decode == 1);
+  CHECK(f.Ioctl(ReregMr(f.memory, 9, abi::kMrReregAccess, buffer, 4096)) == -EOPNOTSUPP);
+  CHECK(f.host.probes == 1);
+  // The same command written: the same answer, from the same probe.
+  ib_uverbs_rereg_mr rereg{};
+  rereg.response = f.memory.Alloc(sizeof(ib_uverbs_rereg_mr_resp));
+  rereg.mr_handle = 9;
+  rereg.flags = abi::kMrReregAccess;
+  const auto written = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_REREG_MR, rereg, {},
+                                                 sizeof(ib_uverbs_rereg_mr_resp) / 4);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), written.size()) ==
+        -EOPNOTSUPP);
+  CHECK(f.host.probes == 1);
+
+  // DEREG_MR, which the device has: the proxy's own answer for the handle.
+  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 9, sizeof(ib_uverbs_dereg_mr));
+  CHECK(f.Ioctl(dereg.Build()) == -ENOENT);
+  CHECK(f.host.probes == 2);
+
+  // An ioctl method the device lacks: EPROTONOSUPPORT, as the kernel's method lookup says.
+  IoctlBuilder mw(UVERBS_OBJECT_MW, UVERBS_METHOD_MW_DESTROY, RDMA_DRIVER_RXE);
+  mw.Handle(UVERBS_ATTR_DESTROY_MW_HANDLE, 5);
+  CHECK(f.Ioctl(mw.Build()) == -EPROTONOSUPPORT);
+  CHECK(f.host.probes == 3);
+
+  // A method the policy denies is never probed: the denial stands.
+  ib_uverbs_dealloc_mw dealloc{};
+  dealloc.mw_handle = 5;
+  IoctlBuilder denied(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  denied.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEALLOC_MW, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, dealloc.mw_handle, sizeof(dealloc));
+  CHECK(f.Ioctl(denied.Build()) == -EPERM);
+  CHECK(f.host.probes == 3);
+
+  // Without a descriptor to ask (a harness that holds none), the proxy's own errno.
+  Fixture g;
+  auto command = std::make_unique<UverbsCommand>();
+  auto begun = g.file->BeginIoctl(g.memory, g.fds,
+                                  g.memory.PutBytes(ReregMr(g.memory, 9, abi::kMrReregAccess,
+                                                            g.memory.Alloc(4096), 4096)),
+                                  *command);
+  REQUIRE_FALSE(begun.ok());
+  CHECK(begun.error().errnum == ENOENT);
+  CHECK(g.host.probes == 0);
+  // Nothing of the app's reached the kernel.
+  CHECK(f.host.calls == 0);
 }
 
 TEST_CASE("identity mode: the image carries the app's own addresses", "[engine]") {

@@ -148,6 +148,23 @@ class TracerCopy {
   bool failed_ = false;
 };
 
+// The tracer's descriptor of a program's uverbs file taken when first used (TracerCopy), for
+// an ioctl the engine issues itself: the probe of which methods the device implements.
+class LazyTracerDevice final : public proxy::HostDevice {
+ public:
+  LazyTracerDevice(TracerCopy& copy, pid_t tgid, int fd) : copy_(copy), tgid_(tgid), fd_(fd) {}
+  Result<long> Ioctl(unsigned long request, void* arg) override;
+  Result<long> Write(const void*, size_t) override {
+    return Fail(EACCES, "the tracer does not write verbs commands");
+  }
+  int fd() const override { return -1; }
+
+ private:
+  TracerCopy& copy_;
+  pid_t tgid_;
+  int fd_;
+};
+
 // An async event fd or a completion channel: reads return the kernel's event descriptors, which
 // carry the program's own user handles; nothing to translate.
 class EventHandler final : public EngineFileHandler {
@@ -223,6 +240,12 @@ class TracerDevice final : public proxy::HostDevice {
  private:
   int fd_;
 };
+
+Result<long> LazyTracerDevice::Ioctl(unsigned long request, void* arg) {
+  auto fd = copy_.Get(tgid_, fd_);
+  if (!fd) return std::move(fd).error();
+  return TracerDevice(*fd).Ioctl(request, arg);
+}
 
 // The lines of /proc/<pid>/status that say what a process may do: who it is and its
 // effective capabilities.
@@ -364,8 +387,12 @@ class UverbsHandler final : public EngineFileHandler {
                       bool ioctl) {
     TraceeFds fds(tracee, factory_, file_->label());
     auto command = std::make_unique<proxy::UverbsCommand>();
-    auto begun = ioctl ? file_->BeginIoctl(memory, fds, call.args[2], *command)
-                       : file_->BeginWrite(memory, fds, call.args[1], call.args[2], *command);
+    // The engine's question of which methods the device implements (device_methods.h), asked
+    // only when it refuses a call, goes to the tracer's own descriptor of the file.
+    LazyTracerDevice probe(tracer_copy_, call.tgid, call.fd);
+    auto begun =
+        ioctl ? file_->BeginIoctl(memory, fds, call.args[2], *command, &probe)
+              : file_->BeginWrite(memory, fds, call.args[1], call.args[2], *command, &probe);
     if (!begun) return EntryDecision::Emulate(-begun.error().errnum);  // logged by the engine
     // The kernel reads the image from the program's memory: a private, validated copy in a
     // scratch slot. An ioctl's attribute array is written back by the kernel, so its slot

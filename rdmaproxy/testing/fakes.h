@@ -7,6 +7,10 @@
 #include <map>
 #include <vector>
 
+#include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
+
+#include "abi/uapi.h"
 #include "rdmaproxy/embedder.h"
 
 namespace rxp::proxy::testing {
@@ -95,15 +99,39 @@ class FakeFdBridge final : public FdBridge {
   int next_ = 100;
 };
 
-// A host device whose "kernel" is a test callback over the forwarded bytes.
+// A host device whose "kernel" is a test callback over the forwarded bytes. The engine's
+// questions of which methods the device implements (device_methods.h) are answered apart, by
+// `on_probe` (default: the device implements everything), and counted in `probes`, not
+// `calls`: `calls` counts what the engine forwarded.
 class FakeHostDevice final : public HostDevice {
  public:
   std::function<long(void* arg)> on_ioctl = [](void*) { return 0L; };
   std::function<long(const void* buf, size_t len)> on_write = [](const void*, size_t len) {
     return static_cast<long>(len);
   };
+  // Answers a probe: an ioctl with no attributes (the kernel: EINVAL, a mandatory attribute is
+  // missing; or EPROTONOSUPPORT, no such method), or an INVOKE_WRITE with only WRITE_CMD
+  // (ENOSPC, the request is short; or EOPNOTSUPP, no such command).
+  std::function<long(const abi::IoctlHeader& header, uint64_t write_cmd)> on_probe =
+      [](const abi::IoctlHeader& header, uint64_t) {
+        return header.num_attrs == 0 ? -long{EINVAL} : -long{ENOSPC};
+      };
   int calls = 0;
+  int probes = 0;
   Result<long> Ioctl(unsigned long, void* arg) override {
+    abi::IoctlHeader header;
+    std::memcpy(&header, arg, sizeof(header));
+    ib_uverbs_attr first{};
+    if (header.num_attrs == 1)
+      std::memcpy(&first, static_cast<std::byte*>(arg) + sizeof(header), sizeof(first));
+    if (header.num_attrs == 0 ||
+        (header.num_attrs == 1 && header.object_id == UVERBS_OBJECT_DEVICE &&
+         header.method_id == UVERBS_METHOD_INVOKE_WRITE && first.attr_id == UVERBS_ATTR_WRITE_CMD)) {
+      ++probes;
+      const long r = on_probe(header, first.data);
+      if (r < 0) return Fail(static_cast<int>(-r), "fake kernel (probe)");
+      return r;
+    }
     ++calls;
     const long r = on_ioctl(arg);
     if (r < 0) return Fail(static_cast<int>(-r), "fake kernel");

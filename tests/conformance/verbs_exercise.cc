@@ -560,10 +560,10 @@ int main(int argc, char** argv) {
     // kernel's rxe_rereg_user_mr takes an access change and refuses a new translation. The
     // proxy translates `start` and holds the pinned bytes of a translation change until the
     // kernel answers; a refusal gives them back (the engine's unit test "REREG_MR: the pinned
-    // quota follows a new translation ..." checks that accounting). Not here: a REREG_MR of a
-    // handle the file does not own. Where the device lacks rereg (rxe on Linux 6.1; 6.12's has
-    // it) the kernel answers EOPNOTSUPP before it looks at the handle, the proxy ENOENT
-    // (docs/ABI.md, "Methods a device does not implement").
+    // quota follows a new translation ..." checks that accounting). A REREG_MR of a handle the
+    // file does not own is ENOENT where the device has rereg (rxe on Linux 6.12), and
+    // EOPNOTSUPP where it lacks it (rxe on 6.1): the kernel looks the method up first, and so
+    // must the proxy (docs/ABI.md, "Methods a device does not implement").
     ib_uverbs_rereg_mr_resp rr{};
     ib_uverbs_rereg_mr rm{};
     rm.response = reinterpret_cast<uint64_t>(&rr);
@@ -577,6 +577,10 @@ int main(int argc, char** argv) {
     rm.length = kBuf;
     rm.hca_va = rm.start;
     Outcome("legacy_rereg_mr_translation",
+            LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_REREG_MR, rm, sizeof(rr)));
+    rm.mr_handle = 4245;
+    rm.flags = IBV_REREG_MR_CHANGE_ACCESS;
+    Outcome("legacy_rereg_mr_bad_handle",
             LegacyWrite(ctx->cmd_fd, IB_USER_VERBS_CMD_REREG_MR, rm, sizeof(rr)));
     ib_uverbs_dealloc_pd dp{};
     dp.pd_handle = pr.pd_handle;
