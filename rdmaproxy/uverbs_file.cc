@@ -423,6 +423,18 @@ Result<std::unique_ptr<UverbsCommand>> UverbsFile::BeginIoctl(AppMemory& memory,
 
 namespace {
 
+// The counter a refusal of a decoded command goes to: a method the device lacks is
+// unsupported, like one the schema does not know; a bad handle, fd or address is the file's
+// state; a quota is a quota. EOPNOTSUPP of an INVOKE_WRITE is its legacy body failing
+// validation (ValidateWriteBody), so malformed. Anything else is the policy's.
+Refusal RefusalOf(int errnum, bool missing, bool wrapped_write) {
+  if (missing) return Refusal::kDecode;
+  if (errnum == ENOENT || errnum == EBADF || errnum == EFAULT) return Refusal::kState;
+  if (errnum == EDQUOT || errnum == ENOMEM) return Refusal::kQuota;
+  if (errnum == EOPNOTSUPP && wrapped_write) return Refusal::kDecode;
+  return Refusal::kPolicy;
+}
+
 // Sets the probe for one command's Begin (the file's commands run one at a time).
 class ProbeScope {
  public:
@@ -501,12 +513,7 @@ Result<void> UverbsFile::BeginIoctlAs(AppMemory& memory, FdBridge& fds, uint64_t
   if (!built) {
     bool missing = false;
     Error e = AsTheKernelAnswers(std::move(built).error(), *c, missing);
-    const int errnum = e.errnum;
-    const Refusal why = missing                                                 ? Refusal::kDecode
-                        : errnum == ENOENT || errnum == EBADF || errnum == EFAULT ? Refusal::kState
-                        : (errnum == EDQUOT || errnum == ENOMEM)             ? Refusal::kQuota
-                        : errnum == EOPNOTSUPP && c->request.write_command    ? Refusal::kDecode
-                                                                             : Refusal::kPolicy;
+    const Refusal why = RefusalOf(e.errnum, missing, c->request.write_command != nullptr);
     Refuse(e, static_cast<int>(why));
     if (engine_.tracing()) engine_.Trace(abi::FormatRefused("ioctl", label_, c->short_name, e));
     return e;
@@ -643,12 +650,7 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   if (!built) {
     bool missing = false;
     Error e = AsTheKernelAnswers(std::move(built).error(), *c, missing);
-    const int errnum = e.errnum;
-    const Refusal why = missing ? Refusal::kDecode
-                        : errnum == ENOENT || errnum == EBADF || errnum == EFAULT
-                            ? Refusal::kState
-                        : (errnum == EDQUOT || errnum == ENOMEM) ? Refusal::kQuota
-                                                                 : Refusal::kPolicy;
+    const Refusal why = RefusalOf(e.errnum, missing, /*wrapped_write=*/false);
     return fail(std::move(e), why);
   }
   engine_.counters().forwarded++;

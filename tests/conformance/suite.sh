@@ -526,6 +526,10 @@ case_riostream() {
 # SIGTERM once the client is done, and both ways it must die of that signal (exit 143; the
 # harness forwards the signal and exits as its program did).
 cmtime_steps='create id|bind addr|resolve addr|resolve route|create qp|connect|disconnect|destroy'
+# cmtime_connect_us WAY: the "us / conn" column of the client's connect row.
+cmtime_connect_us() {
+  awk -F: '$1 ~ /^connect / {split($2, f, " "); print f[4]}' "$work/cmtime.$1.client"
+}
 case_cmtime() {
   local name=cmtime
   run_cmtime() {
@@ -551,10 +555,7 @@ case_cmtime() {
   n=$(grep -Eo "^($cmtime_steps) *:" "$work/$name.native.client" | tr -s ' ' | tr '\n' ',')
   p=$(grep -Eo "^($cmtime_steps) *:" "$work/$name.proxied.client" | tr -s ' ' | tr '\n' ',')
   if ((native_ok && proxied_ok)) && [[ $(tr -cd , <<<"$n") == ",,,,,,,," && $n == "$p" ]]; then
-    local nc pc
-    nc=$(awk -F: '$1 ~ /^connect / {split($2, f, " "); print f[4]}' "$work/$name.native.client")
-    pc=$(awk -F: '$1 ~ /^connect / {split($2, f, " "); print f[4]}' "$work/$name.proxied.client")
-    pass "$name" "20 connections, all 8 steps timed both ways; connect $nc us natively, $pc us proxied per connection; server ended by SIGTERM both ways"
+    pass "$name" "20 connections, all 8 steps timed both ways; connect $(cmtime_connect_us native) us natively, $(cmtime_connect_us proxied) us proxied per connection; server ended by SIGTERM both ways"
   else
     fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok (steps: $n / $p; $(statuses "$name"))"
     show "$name.native"; show "$name.proxied"
