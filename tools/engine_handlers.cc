@@ -287,13 +287,14 @@ Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd) {
 // /dev/infiniband/uverbsN.
 class UverbsHandler final : public EngineFileHandler {
  public:
-  UverbsHandler(EngineFactory& factory, std::unique_ptr<proxy::UverbsFile> file)
-      : factory_(factory), file_(std::move(file)) {}
+  UverbsHandler(EngineFactory& factory, std::unique_ptr<proxy::UverbsFile> file, uint64_t opener)
+      : factory_(factory), file_(std::move(file)), opener_(opener) {}
 
   FileKind kind() const override { return FileKind::kUverbs; }
   uint64_t owner() const override { return file_->id(); }
 
   EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override {
+    if (auto refused = factory_.RefuseForeignWriter(call, opener_, file_->label())) return *refused;
     switch (call.nr) {
       case SYS_ioctl: return Ioctl(call, tracee);
       case SYS_write: return Write(call, tracee);
@@ -427,6 +428,7 @@ class UverbsHandler final : public EngineFileHandler {
 
   EngineFactory& factory_;
   std::unique_ptr<proxy::UverbsFile> file_;
+  uint64_t opener_;  // EngineFactory::CredentialsOf the process that opened the file
   std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
   TracerCopy tracer_copy_;  // IssueFromTracer's descriptor of the file
 };
@@ -434,13 +436,14 @@ class UverbsHandler final : public EngineFileHandler {
 // /dev/infiniband/rdma_cm: write() commands only.
 class CmHandler final : public EngineFileHandler {
  public:
-  CmHandler(EngineFactory& factory, std::unique_ptr<proxy::CmFile> file)
-      : factory_(factory), file_(std::move(file)) {}
+  CmHandler(EngineFactory& factory, std::unique_ptr<proxy::CmFile> file, uint64_t opener)
+      : factory_(factory), file_(std::move(file)), opener_(opener) {}
 
   FileKind kind() const override { return FileKind::kRdmaCm; }
   uint64_t owner() const override { return file_->id(); }
 
   EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override {
+    if (auto refused = factory_.RefuseForeignWriter(call, opener_, file_->label())) return *refused;
     if (IsVectoredWrite(call.nr)) return RefuseVectoredWrite(factory_, file_->label());
     if (call.nr != SYS_write) return EntryDecision::Allow();  // no read, ioctl or mmap in ucma
     TraceeAppMemory memory(tracee.memory(), call.tgid);
@@ -484,6 +487,7 @@ class CmHandler final : public EngineFileHandler {
   };
   EngineFactory& factory_;
   std::unique_ptr<proxy::CmFile> file_;
+  uint64_t opener_;  // EngineFactory::CredentialsOf the process that opened the file
   std::map<pid_t, Pending> pending_;
 };
 
@@ -499,14 +503,46 @@ EngineFactory::EngineFactory(proxy::EngineOptions options,
 Result<std::unique_ptr<harness::ProxiedFileHandler>> EngineFactory::OnOpen(
     const harness::OpenedPath& opened, harness::TraceeAccess&) {
   ++opens_;
+  const uint64_t opener = CredentialsOf(opened.tgid);
   if (opened.label == "rdma_cm")
     return std::unique_ptr<harness::ProxiedFileHandler>(
-        std::make_unique<CmHandler>(*this, engine_.OpenRdmaCm(opened.label)));
+        std::make_unique<CmHandler>(*this, engine_.OpenRdmaCm(opened.label), opener));
   auto it = driver_ids_.find(opened.label);
   if (it == driver_ids_.end())
     return Fail(ENODEV, "{} ({}) is no device of the sandbox", opened.sandbox_path, opened.label);
   return std::unique_ptr<harness::ProxiedFileHandler>(
-      std::make_unique<UverbsHandler>(*this, engine_.OpenUverbs(opened.label, it->second)));
+      std::make_unique<UverbsHandler>(*this, engine_.OpenUverbs(opened.label, it->second), opener));
+}
+
+void EngineFactory::OnProcessEvent(const harness::ProcessEvent& event) {
+  switch (event.kind) {
+    case harness::ProcessEvent::Kind::kFork:
+    case harness::ProcessEvent::Kind::kExec: credentials_[event.tgid] = ++next_credentials_; break;
+    case harness::ProcessEvent::Kind::kExit: credentials_.erase(event.tgid); break;
+  }
+}
+
+uint64_t EngineFactory::CredentialsOf(pid_t tgid) {
+  // A process first seen here -- the program before its first exec event, or a child whose
+  // fork event comes after its own first stop (tracer.h) -- gets an id of its own; a later
+  // fork or exec event replaces it, which keeps it different from every other process's.
+  auto [it, added] = credentials_.try_emplace(tgid, 0);
+  if (added) it->second = ++next_credentials_;
+  return it->second;
+}
+
+std::optional<harness::EntryDecision> EngineFactory::RefuseForeignWriter(const SyscallView& call,
+                                                                          uint64_t opener,
+                                                                          const std::string& label) {
+  if ((call.nr != SYS_write && call.nr != SYS_writev) || CredentialsOf(call.tgid) == opener)
+    return std::nullopt;
+  const Error e = Fail(EACCES,
+                       "process {} is not the one that opened the file (a fork child or a new "
+                       "program): the kernel refuses its writes (ib_safe_file_access)",
+                       call.tgid);
+  engine_.counters().commands++;
+  engine_.Refused(label, e, proxy::Refusal::kState);
+  return EntryDecision::Emulate(-EACCES);
 }
 
 std::string EngineFactory::CountersLine() const {

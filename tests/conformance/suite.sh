@@ -50,7 +50,7 @@ done
 all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
            read_lat rping ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
-           hostile netlink rdma_core_tests)
+           verbs_processes hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
   [[ -x $rdma_core/bin/ibv_devinfo && -e $rdma_core/lib/libibverbs.so.1 ]] ||
@@ -62,9 +62,10 @@ fi
 
 RDMAPROXY=$build/tools/rdmaproxy
 EXERCISE=$build/tests/conformance/rxp_verbs_exercise
+PROCESSES=$build/tests/conformance/rxp_verbs_processes
 HOSTILE=$build/tests/conformance/rxp_hostile
 PROBE=$build/tests/conformance/rxp_netlink_probe
-for f in "$RDMAPROXY" "$EXERCISE" "$HOSTILE" "$PROBE"; do
+for f in "$RDMAPROXY" "$EXERCISE" "$PROCESSES" "$HOSTILE" "$PROBE"; do
   [[ -x $f ]] || { echo "suite: no $f (build first: cmake --build $build)" >&2; exit 2; }
 done
 
@@ -580,6 +581,20 @@ case_verbs_exercise() {
     pass verbs_exercise "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") error paths identical${issued:+; $issued issued by the tracer}"
   else
     fail verbs_exercise "exit $nrc / $prc"; difference "$native" "$proxy"
+  fi
+}
+
+# One context shared across fork, threads and posix_spawn (tests/conformance/verbs_processes.cc):
+# a fork child's objects and writes (EACCES where the doorbell is a write()), threads waiting
+# for completion events while others pin, spawned shells. Every line must be the same.
+case_verbs_processes() {
+  local native proxy nrc=0 prc=0
+  native=$(timeout 300 "$PROCESSES" "$DEV0" "$GID0" 2>&1) || nrc=$?
+  proxy=$(timeout 300 "${PROXY[@]}" "$PROCESSES" "$DEV0" "$GID0" 2>/dev/null) || prc=$?
+  if ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
+    pass verbs_processes "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") errnos identical ($(grep '^errno child_post_send' <<<"$native" || echo 'the child posted'))"
+  else
+    fail verbs_processes "exit $nrc / $prc"; difference "$native" "$proxy"
   fi
 }
 
