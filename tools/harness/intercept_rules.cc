@@ -79,7 +79,7 @@ const char* InterceptName(Intercept tag) {
   static constexpr const char* kNames[] = {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
-      "netlink-socket", "aio-submit",
+      "netlink-socket", "aio-submit", "nofile-limit",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -113,6 +113,10 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     {SYS_io_uring_setup, {},                                                     Errno(ENOSYS)},
     // A process without proxied fds can still pull one out of a child that has some.
     {SYS_pidfd_getfd,    {FdIn(1, r)},                                           Errno(EPERM)},
+    // A lower RLIMIT_NOFILE (glibc's setrlimit is prlimit64(0, ...)); a query (no new limit,
+    // getrlimit and sysconf(_SC_OPEN_MAX)) does not stop.
+    {SYS_setrlimit,      {Is32(0, RLIMIT_NOFILE)},                               Trace(Intercept::kNofileLimit)},
+    {SYS_prlimit64,      {Is32(1, RLIMIT_NOFILE), {2, Op::kGt, 0}},              Trace(Intercept::kNofileLimit)},
   };
   // clang-format on
   for (const PathSyscall& row : kPathSyscalls) {

@@ -18,6 +18,8 @@
 //   * (device filter) io_submit, whose iocbs name fds the filter cannot see.
 //   * (base) socket(AF_NETLINK, *, NETLINK_RDMA): the new socket moves into the range, where
 //     every request it sends is filtered (netlink_rdma.h).
+//   * (base) a new RLIMIT_NOFILE (setrlimit, prlimit64 with a new limit): a hard limit below
+//     the range's end is kept at that end (nofile_limit.h).
 // A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
 //   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT instead, with
 //     NetlinkRdmaMode::kRefused (`rdmaproxy run --refuse-netlink`): libibverbs then falls back
@@ -51,6 +53,7 @@ enum class Intercept : uint16_t {
   kSendFds,        // sendmsg/sendmmsg of a process that holds proxied fds (SCM_RIGHTS check)
   kNetlinkSocket,  // socket(AF_NETLINK, *, NETLINK_RDMA)
   kAioSubmit,      // io_submit of a process that holds proxied fds (iocb fd check)
+  kNofileLimit,    // setrlimit/prlimit64 setting RLIMIT_NOFILE (nofile_limit.h)
   kCount,
 };
 const char* InterceptName(Intercept tag);

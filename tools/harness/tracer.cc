@@ -417,6 +417,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kSendFds,      &Tracer::OnSendFds},
     {Intercept::kNetlinkSocket, &Tracer::OnNetlinkSocket},
     {Intercept::kAioSubmit,    &Tracer::OnAioSubmit},
+    {Intercept::kNofileLimit,  &Tracer::OnNofileLimit},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

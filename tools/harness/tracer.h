@@ -268,6 +268,8 @@ class Tracer {
   Verdict OnSendFds(const Stop& stop);
   Verdict OnNetlinkSocket(const Stop& stop);
   Verdict OnAioSubmit(const Stop& stop);
+  // RLIMIT_NOFILE against the reserved range (tracer_limits.cc, nofile_limit.h).
+  Verdict OnNofileLimit(const Stop& stop);
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);

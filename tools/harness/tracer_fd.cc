@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "tools/harness/netlink_rdma.h"
+#include "tools/harness/nofile_limit.h"
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
 
@@ -112,10 +113,23 @@ Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> 
 Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec) {
   const FdRange& range = options_.range;
   if (range.Contains(static_cast<uint64_t>(fd))) return fd;
-  auto moved = stop.Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
-                                       static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD),
-                                       range.base(), 0, 0, 0});
+  auto dup_into_range = [&] {
+    return stop.Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
+                                   static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD),
+                                   range.base(), 0, 0, 0});
+  };
+  auto moved = dup_into_range();
   if (!moved.ok()) return std::move(moved).error();
+  if (*moved == -EINVAL) {
+    // The program lowered its RLIMIT_NOFILE below the range (f_dupfd: from >= the limit):
+    // raise it for this one move and put it back (nofile_limit.h).
+    auto raise = NofileRaise::To(stop.task().tgid, range.end());
+    if (!raise.ok()) return std::move(raise).error();
+    if (raise->raised()) {
+      moved = dup_into_range();
+      if (!moved.ok()) return std::move(moved).error();
+    }
+  }
   if (*moved < 0)
     return Fail(static_cast<int>(-*moved), "moving fd {} into the reserved range {}: {}", fd,
                 range.ToString(), std::strerror(static_cast<int>(-*moved)));

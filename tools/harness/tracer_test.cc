@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <sys/ioctl.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -270,6 +271,45 @@ TEST_CASE("a proxied open lands in the reserved range, and so do its copies", "[
   CHECK(f.factory.record.closes[0] == CloseReason::kExit);
   CHECK(run.stats.fds_moved >= 1);
   CHECK(run.stats.injected_syscalls >= 2);  // fcntl(F_DUPFD) + close, plus the scratch mmap
+}
+
+TEST_CASE("a program that lowers its RLIMIT_NOFILE below the range still gets proxied fds", "[tracer]") {
+  rlimit mine{};
+  REQUIRE(getrlimit(RLIMIT_NOFILE, &mine) == 0);
+  if (mine.rlim_max < kRange.end()) {
+    WARN("not run: this process's hard RLIMIT_NOFILE is below the range");
+    return;
+  }
+  Fixture f;
+  SECTION("the soft limit only: honoured, raised only while the fd moves") {
+    TesteeRun run = RunTestee({"low-nofile", "/dev/infiniband/uverbs0", "200/1024"}, f.options);
+    INFO(run.out << run.errors);
+    CHECK(run["setrlimit"] == "0");
+    CHECK(run["soft"] == "200");
+    CHECK(run["hard"] == "1024");
+    CHECK(InRange(run["fd"]));
+    CHECK(run["soft_after"] == "200");
+    CHECK(run["dupfd_at_soft"] == "-EINVAL");  // the program's own fds: as natively
+  }
+  SECTION("both, as `ulimit -n 256` sets them: the hard limit is kept at the range's end") {
+    for (const char* how : {"low-nofile", "low-nofile-raw"}) {
+      TesteeRun run = RunTestee({how, "/dev/infiniband/uverbs0", "256/256"}, f.options);
+      INFO(how << "\n" << run.out << run.errors);
+      CHECK(run["setrlimit"] == "0");
+      CHECK(run["soft"] == "256");
+      CHECK(run["hard"] == std::to_string(kRange.end()));
+      CHECK(InRange(run["fd"]));
+      CHECK(run["soft_after"] == "256");
+      CHECK(run["dupfd_at_soft"] == "-EINVAL");
+      CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kNofileLimit)] == 1);
+    }
+  }
+  SECTION("a query does not stop") {
+    TesteeRun run = RunTestee({"low-nofile", "/dev/infiniband/uverbs0", "1024/1024"}, f.options);
+    INFO(run.out << run.errors);
+    CHECK(InRange(run["fd"]));
+    CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kNofileLimit)] == 1);  // the set
+  }
 }
 
 TEST_CASE("a tracer that polls for stops behaves as one that sleeps", "[tracer]") {

@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -168,6 +169,27 @@ int Device(const char* path) {
   Print("read", Ret(read(fd, buf, 0)));
   Print("close", Ret(close(fd)));
   Print("read_closed", Ret(read(fd, buf, 0)));
+  return 0;
+}
+
+// Lowers RLIMIT_NOFILE to soft/hard (through glibc's setrlimit: prlimit64, or the setrlimit
+// syscall itself when `raw`), then opens `path`; prints the limits before and after.
+int LowNofile(const char* path, const char* limits, bool raw) {
+  rlimit lowered{};
+  if (std::sscanf(limits, "%lu/%lu", &lowered.rlim_cur, &lowered.rlim_max) != 2) return 2;
+  Print("setrlimit", Ret(raw ? syscall(SYS_setrlimit, RLIMIT_NOFILE, &lowered)
+                             : setrlimit(RLIMIT_NOFILE, &lowered)));
+  rlimit now{};
+  getrlimit(RLIMIT_NOFILE, &now);
+  Print("soft", static_cast<long>(now.rlim_cur));
+  Print("hard", static_cast<long>(now.rlim_max));
+  const int fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(fd));
+  getrlimit(RLIMIT_NOFILE, &now);
+  Print("soft_after", static_cast<long>(now.rlim_cur));
+  // The program's own fds still meet its soft limit.
+  const int plain = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  Print("dupfd_at_soft", Ret(fcntl(plain, F_DUPFD, static_cast<int>(now.rlim_cur))));
   return 0;
 }
 
@@ -972,6 +994,8 @@ int main(int argc, char** argv) {
   if (cmd == "exec-from-thread") return ExecFromThread();
   if (cmd == "open") return Open(a);
   if (cmd == "device") return Device(a);
+  if (cmd == "low-nofile") return LowNofile(a, b, false);
+  if (cmd == "low-nofile-raw") return LowNofile(a, b, true);
   if (cmd == "stat") return Stat(a, true);
   if (cmd == "lstat") return Stat(a, false);
   if (cmd == "access") return Access(a);
