@@ -15,6 +15,13 @@ std::optional<rlimit> HardLimitKeepingRange(const rlimit& requested, const FdRan
   return kept;
 }
 
+Result<rlim_t> NofileSoftLimitOf(pid_t tgid) {
+  rlimit now{};
+  if (prlimit(tgid, RLIMIT_NOFILE, nullptr, &now) != 0)
+    return Fail(errno, "reading process {}'s RLIMIT_NOFILE: {}", tgid, std::strerror(errno));
+  return now.rlim_cur;
+}
+
 Result<NofileRaise> NofileRaise::To(pid_t tgid, rlim_t at_least) {
   rlimit now{};
   if (prlimit(tgid, RLIMIT_NOFILE, nullptr, &now) != 0)

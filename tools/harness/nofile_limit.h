@@ -28,6 +28,9 @@ namespace rxp::harness {
 // anyway (soft above hard: EINVAL).
 std::optional<rlimit> HardLimitKeepingRange(const rlimit& requested, const FdRange& range);
 
+// Process `tgid`'s RLIMIT_NOFILE soft limit.
+Result<rlim_t> NofileSoftLimitOf(pid_t tgid);
+
 // While alive, process `tgid`'s RLIMIT_NOFILE soft limit is at least `at_least` (set with
 // prlimit(2) from the tracer, which runs as the program's user); the destructor restores the
 // limit it found. Nothing changes when the soft limit is already high enough.

@@ -283,7 +283,8 @@ class Tracer {
   Verdict EmulateProcFdReadlink(const Stop& stop, const PathSyscall& row,
                                 const std::string& link);
   ExitFn AdoptOpenedFd(const Stop& stop, std::string sandbox, Resolution resolution, int flags);
-  Verdict TrackDuplicate(std::shared_ptr<OpenFile> file);
+  // `min`: the lowest number the program asked for (dup: 0).
+  Verdict TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFile> file, uint32_t min);
 
   TracerOptions options_;
   StopWaiter waiter_;

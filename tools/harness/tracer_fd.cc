@@ -219,8 +219,19 @@ Tracer::Verdict Tracer::FromEntryDecision(const Stop& stop, std::shared_ptr<Open
 
 // The new fd of a dup-like call names the same open file. The call was steered into the range;
 // if the range was full the kernel may still have found a number above it: close that one.
-Tracer::Verdict Tracer::TrackDuplicate(std::shared_ptr<OpenFile> file) {
-  return Verdict::WatchExit([this, file](ExitStop& exit, long result) -> long {
+Tracer::Verdict Tracer::TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFile> file,
+                                       uint32_t min) {
+  // A soft RLIMIT_NOFILE the program lowered below the range would fail the copy (EINVAL)
+  // where natively it succeeds: raised for the call, when the number the program asked for is
+  // below it (at or above it the kernel's EINVAL is the native answer). nofile_limit.h.
+  std::shared_ptr<NofileRaise> raise;
+  if (auto soft = NofileSoftLimitOf(stop.task.tgid);
+      soft.ok() && *soft < options_.range.end() && min < *soft) {
+    if (auto raised = NofileRaise::To(stop.task.tgid, options_.range.end()); raised.ok())
+      raise = std::make_shared<NofileRaise>(std::move(*raised));
+  }
+  return Verdict::WatchExit([this, file, raise](ExitStop& exit, long result) mutable -> long {
+    raise.reset();  // the limit is the program's again
     if (result < 0) return result;
     if (!options_.range.Contains(static_cast<uint64_t>(result))) {
       (void)exit.Inject(SYS_close, {static_cast<uint64_t>(result), 0, 0, 0, 0, 0});
@@ -239,7 +250,7 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
   // dup() takes the lowest free number, below the range: run fcntl(fd, F_DUPFD, base) instead
   // (the same result for the app, but in the range). The filter re-checks the rewritten call
   // and lets it through (a TRACE verdict on the re-check means allow).
-  Verdict verdict = TrackDuplicate(std::move(file));
+  Verdict verdict = TrackDuplicate(stop, std::move(file), 0);
   verdict.new_nr = SYS_fcntl;
   verdict.new_args[1] = F_DUPFD;
   verdict.new_args[2] = options_.range.base();
@@ -249,7 +260,7 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
 Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
-  Verdict verdict = TrackDuplicate(std::move(file));
+  Verdict verdict = TrackDuplicate(stop, std::move(file), static_cast<uint32_t>(stop.args[2]));
   // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits).
   if (static_cast<uint32_t>(stop.args[2]) < options_.range.base())
     verdict.new_args[2] = options_.range.base();

@@ -288,6 +288,9 @@ TEST_CASE("a program that lowers its RLIMIT_NOFILE below the range still gets pr
     CHECK(run["soft"] == "200");
     CHECK(run["hard"] == "1024");
     CHECK(InRange(run["fd"]));
+    CHECK(InRange(run["dup"]));  // copies too, as natively they succeed
+    CHECK(InRange(run["dupfd_below_soft"]));
+    CHECK(run["dupfd_at_soft_proxied"] == "-EINVAL");  // natively so
     CHECK(run["soft_after"] == "200");
     CHECK(run["dupfd_at_soft"] == "-EINVAL");  // the program's own fds: as natively
   }

@@ -185,6 +185,9 @@ int LowNofile(const char* path, const char* limits, bool raw) {
   Print("hard", static_cast<long>(now.rlim_max));
   const int fd = open(path, O_RDWR | O_CLOEXEC);
   Print("fd", Ret(fd));
+  Print("dup", Ret(dup(fd)));
+  Print("dupfd_below_soft", Ret(fcntl(fd, F_DUPFD, 3)));
+  Print("dupfd_at_soft_proxied", Ret(fcntl(fd, F_DUPFD, static_cast<int>(now.rlim_cur))));
   getrlimit(RLIMIT_NOFILE, &now);
   Print("soft_after", static_cast<long>(now.rlim_cur));
   // The program's own fds still meet its soft limit.
