@@ -18,6 +18,7 @@ test_pkgs=(
   python3   # sysfs fixture generator and oracles (tests/data/sysfs, tests/sysfs)
   python3-pyverbs   # rdma-core's own Python tests (conformance case rdma_core_tests)
   qperf ucx-utils libfabric-bin   # third-party verbs programs (cases qperf, ucx_perftest, libfabric)
+  infiniband-diags   # ibstat: libibumad's view of /sys (case ibstat)
   procps util-linux coreutils
 )
 

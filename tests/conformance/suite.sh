@@ -47,7 +47,7 @@ while (($#)); do
   esac
 done
 
-all_cases=(devices devinfo rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
+all_cases=(devices devinfo ibstat rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
            read_lat rping ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
            verbs_processes hostile netlink rdma_core_tests)
@@ -259,6 +259,21 @@ case_devices() {
     pass devices "$(grep -c . <<<"$native") lines identical, in the same order"
   else
     fail devices "outputs differ"; difference "$native" "$proxy"
+  fi
+}
+
+# ibstat (infiniband-diags): libibumad reads every CA and port attribute from /sys (node type,
+# firmware and hardware versions, GUIDs, port state, rate, capability mask, link layer)
+# without verbs; every line must match.
+case_ibstat() {
+  local native proxy
+  if ! command -v ibstat >/dev/null; then skip ibstat "no ibstat here (Debian: infiniband-diags)"; return; fi
+  native=$(ibstat 2>&1) || { fail ibstat "native ibstat failed: $(head -n 1 <<<"$native")"; return; }
+  proxy=$(proxied ibstat 2>/dev/null)
+  if [[ -n $native && $native == "$proxy" ]]; then
+    pass ibstat "$(grep -c "^CA '" <<<"$native") CAs, $(grep -c . <<<"$native") lines identical"
+  else
+    fail ibstat "outputs differ"; difference "$native" "$proxy"
   fi
 }
 
