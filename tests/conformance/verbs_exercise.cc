@@ -101,19 +101,7 @@ int main(int argc, char** argv) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
 
   // --- device, queries -------------------------------------------------------------------
-  int num = 0;
-  ibv_device** list = ibv_get_device_list(&num);
-  if (list == nullptr) Die("device_list", "ibv_get_device_list");
-  ibv_device* dev = nullptr;
-  for (int i = 0; i < num; ++i)
-    if (std::strcmp(ibv_get_device_name(list[i]), devname) == 0) dev = list[i];
-  if (dev == nullptr) {
-    Fail("device_list", "no device %s", devname);
-    return 1;
-  }
-  ibv_context* ctx = ibv_open_device(dev);
-  if (ctx == nullptr) Die("open", "ibv_open_device");
-  Ok("open", "%s", devname);
+  ibv_context* ctx = OpenDeviceNamed(devname);
 
   // Whether the kernel keeps registered memory across fork (RDMA netlink's COPY_ON_FORK, which
   // rdma-core asks in get_copy_on_fork()): UNNEEDED natively on Linux >= 5.13, and the same
@@ -615,7 +603,6 @@ int main(int argc, char** argv) {
   chk(ibv_destroy_comp_channel(ch));
   chk(ibv_dealloc_pd(pd));
   chk(ibv_close_device(ctx));
-  ibv_free_device_list(list);
   if (clean)
     Ok("teardown");
   else

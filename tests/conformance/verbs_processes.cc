@@ -61,16 +61,22 @@ struct Port {
 
 uint8_t ForkPattern(size_t i) { return static_cast<uint8_t>(i * 7 + 3); }
 
-// Two RC QPs on `pd` with `cq`, connected to each other; nullptr members when that failed.
-Loopback ConnectedRc(const Port& port, ibv_pd* pd, ibv_cq* cq) {
+// An RC QP's attributes: both queues on `cq`, `depth` work requests of one SGE each way.
+ibv_qp_init_attr RcInit(ibv_cq* cq, uint32_t depth) {
   ibv_qp_init_attr init{};
   init.send_cq = cq;
   init.recv_cq = cq;
-  init.cap.max_send_wr = 4;
-  init.cap.max_recv_wr = 4;
+  init.cap.max_send_wr = depth;
+  init.cap.max_recv_wr = depth;
   init.cap.max_send_sge = 1;
   init.cap.max_recv_sge = 1;
   init.qp_type = IBV_QPT_RC;
+  return init;
+}
+
+// Two RC QPs on `pd` with `cq`, connected to each other; nullptr members when that failed.
+Loopback ConnectedRc(const Port& port, ibv_pd* pd, ibv_cq* cq) {
+  ibv_qp_init_attr init = RcInit(cq, 4);
   Loopback rc{ibv_create_qp(pd, &init), ibv_create_qp(pd, &init)};
   if (rc.a == nullptr || rc.b == nullptr || ToInit(rc.a, IBV_QPT_RC) || ToInit(rc.b, IBV_QPT_RC) ||
       RcToRts(rc.a, rc.b->qp_num, port.gid, port.gid_index) ||
@@ -125,14 +131,7 @@ int ForkChild(const Port& port, ibv_pd* pd, ibv_cq* parent_cq, ibv_mr* parent_mr
   }
 
   // Left behind: a QP on the parent's PD and CQ, which only the file's release destroys.
-  ibv_qp_init_attr init{};
-  init.send_cq = parent_cq;
-  init.recv_cq = parent_cq;
-  init.cap.max_send_wr = 1;
-  init.cap.max_recv_wr = 1;
-  init.cap.max_send_sge = 1;
-  init.cap.max_recv_sge = 1;
-  init.qp_type = IBV_QPT_RC;
+  ibv_qp_init_attr init = RcInit(parent_cq, 1);
   if (ibv_create_qp(pd, &init) == nullptr) Die("child_leaves_qp", "ibv_create_qp");
   Ok("child_leaves_qp", "on the parent's PD and CQ");
 
@@ -377,22 +376,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  int num = 0;
-  ibv_device** list = ibv_get_device_list(&num);
-  if (list == nullptr) Die("device_list", "ibv_get_device_list");
-  ibv_device* dev = nullptr;
-  for (int i = 0; i < num; ++i)
-    if (std::strcmp(ibv_get_device_name(list[i]), argv[1]) == 0) dev = list[i];
-  if (dev == nullptr) {
-    Fail("device_list", "no device %s", argv[1]);
-    return 1;
-  }
   Port port;
-  port.ctx = ibv_open_device(dev);
-  if (port.ctx == nullptr) Die("open", "ibv_open_device");
+  port.ctx = OpenDeviceNamed(argv[1]);
   port.gid_index = std::atoi(argv[2]);
   if (ibv_query_gid(port.ctx, 1, port.gid_index, &port.gid)) Die("query_gid", "ibv_query_gid");
-  Ok("open", "%s", argv[1]);
 
   ForkSection(port);
   ThreadSection(port);
@@ -400,7 +387,6 @@ int main(int argc, char** argv) {
 
   if (ibv_close_device(port.ctx)) Fail("close", "%s", std::strerror(errno));
   else Ok("close", "with the child's QP still on the file");
-  ibv_free_device_list(list);
   std::printf("%s\n", g_failures == 0 ? "verbs processes passed" : "verbs processes FAILED");
   return g_failures == 0 ? 0 : 1;
 }

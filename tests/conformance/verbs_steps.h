@@ -56,6 +56,25 @@ inline void Outcome(const char* step, int err) {
   std::exit(1);
 }
 
+// Opens the device named `name` (step "open"), or exits with status 1 and a FAIL line.
+inline ibv_context* OpenDeviceNamed(const char* name) {
+  int num = 0;
+  ibv_device** list = ibv_get_device_list(&num);
+  if (list == nullptr) Die("device_list", "ibv_get_device_list");
+  ibv_device* dev = nullptr;
+  for (int i = 0; i < num; ++i)
+    if (std::strcmp(ibv_get_device_name(list[i]), name) == 0) dev = list[i];
+  if (dev == nullptr) {
+    Fail("device_list", "no device %s", name);
+    std::exit(1);
+  }
+  ibv_context* ctx = ibv_open_device(dev);
+  if (ctx == nullptr) Die("open", "ibv_open_device");
+  ibv_free_device_list(list);  // an open device outlives the list (ibv_free_device_list(3))
+  Ok("open", "%s", name);
+  return ctx;
+}
+
 // Two QPs of one type, connected to each other on one port.
 struct Loopback {
   ibv_qp* a = nullptr;
