@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bit>
 #include <cerrno>
 #include <cstring>
@@ -32,11 +33,22 @@ Result<FdRange> FdRange::ForSoftLimit(rlim_t soft_limit) {
               soft_limit);
 }
 
+Result<FdRange> FdRange::ForLimits(rlim_t soft, rlim_t hard) {
+  const rlim_t reachable = hard == RLIM_INFINITY ? kMaxTop : std::min<rlim_t>(hard, kMaxTop);
+  auto range = ForSoftLimit(std::max(soft, reachable));
+  if (!range.ok())
+    return Fail(EMFILE,
+                "RLIMIT_NOFILE limits {} (soft) and {} (hard) are too low for a reserved fd range "
+                "(need a hard limit >= 128)",
+                soft, hard);
+  return range;
+}
+
 Result<FdRange> FdRange::ForThisProcess() {
   struct rlimit limit{};
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0)
     return Fail(errno, "getrlimit(RLIMIT_NOFILE): {}", std::strerror(errno));
-  return ForSoftLimit(limit.rlim_cur);
+  return ForLimits(limit.rlim_cur, limit.rlim_max);
 }
 
 std::string FdRange::ToString() const { return fmt::format("[{}, {})", base_, end()); }

@@ -35,7 +35,13 @@ class FdRange {
   // min(soft, kMaxTop). [768, 1024) for the usual soft limit of 1024.
   static Result<FdRange> ForSoftLimit(rlim_t soft_limit);
 
-  // ForSoftLimit(getrlimit(RLIMIT_NOFILE).rlim_cur) of the calling process.
+  // The block for a program that starts with these RLIMIT_NOFILE limits: ForSoftLimit of the
+  // larger of `soft` and min(`hard`, kMaxTop). A block above the soft limit is reachable: the
+  // tracer raises the program's soft limit for the moment it moves an fd into the block
+  // (nofile_limit.h), so a low soft limit (`ulimit -Sn 64`) needs no smaller block.
+  static Result<FdRange> ForLimits(rlim_t soft, rlim_t hard);
+
+  // ForLimits(getrlimit(RLIMIT_NOFILE)) of the calling process, which the program inherits.
   static Result<FdRange> ForThisProcess();
 
   uint32_t base() const { return base_; }

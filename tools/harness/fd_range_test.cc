@@ -20,6 +20,19 @@ TEST_CASE("the default range sits just below min(soft limit, 1024)", "[fd_range]
   CHECK(tiny.error().errnum == EMFILE);
 }
 
+TEST_CASE("a program's range follows its hard limit, which the tracer can raise the soft to", "[fd_range]") {
+  CHECK(FdRange::ForLimits(1024, 1024)->ToString() == "[768, 1024)");
+  CHECK(FdRange::ForLimits(1024, 524288)->ToString() == "[768, 1024)");
+  CHECK(FdRange::ForLimits(64, 4096)->ToString() == "[768, 1024)");  // `ulimit -Sn 64`
+  CHECK(FdRange::ForLimits(64, RLIM_INFINITY)->ToString() == "[768, 1024)");
+  CHECK(FdRange::ForLimits(256, 256)->ToString() == "[128, 256)");  // `ulimit -n 256`
+  CHECK(FdRange::ForLimits(100, 300)->ToString() == "[128, 256)");
+  auto tiny = FdRange::ForLimits(64, 100);
+  REQUIRE_FALSE(tiny.ok());
+  CHECK(tiny.error().errnum == EMFILE);
+  CHECK_THAT(tiny.error().reason, Catch::Contains("hard limit >= 128"));
+}
+
 TEST_CASE("Contains compares the low 32 bits, as the kernel does", "[fd_range]") {
   const FdRange r = *FdRange::Make(768, 256);
   CHECK(r.Contains(768));

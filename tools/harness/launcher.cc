@@ -101,6 +101,13 @@ Result<Launched> LaunchTraced(const std::string& program, const std::vector<std:
   }
   go_read.reset();
   err_write.reset();
+  // The tracer holds a descriptor of each of the program's proxied files (pidfd_getfd), so its
+  // own soft RLIMIT_NOFILE (the program's, say `ulimit -Sn 64`) must not be what runs out: it
+  // takes its hard limit, now that the child has inherited the limits as they were.
+  if (rlimit nofile{}; getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+    nofile.rlim_cur = nofile.rlim_max;
+    (void)setrlimit(RLIMIT_NOFILE, &nofile);
+  }
   if (ptrace(PTRACE_SEIZE, pid, nullptr, kPtraceOptions) != 0) {
     const int e = errno;
     kill(pid, SIGKILL);
