@@ -146,15 +146,18 @@ int ForkChild(const Port& port, ibv_pd* pd, ibv_cq* parent_cq, ibv_mr* parent_mr
 }
 
 // Waits for `pid` and prints its exit status as step `step`; returns the status, or -1 when a
-// signal ended it.
-int Reap(const char* step, pid_t pid) {
+// signal ended it: a failure, unless `signal_is_outcome` (then printed to be compared).
+int Reap(const char* step, pid_t pid, bool signal_is_outcome = false) {
   int status = 0;
   if (waitpid(pid, &status, 0) != pid) Die(step, "waitpid");
   if (WIFEXITED(status)) {
     Ok(step, "exit %d", WEXITSTATUS(status));
     return WEXITSTATUS(status);
   }
-  Fail(step, "killed by signal %d", WTERMSIG(status));
+  if (signal_is_outcome)
+    std::printf("signal %s SIG%s\n", step, sigabbrev_np(WTERMSIG(status)));
+  else
+    Fail(step, "killed by signal %d", WTERMSIG(status));
   return -1;
 }
 
@@ -178,7 +181,9 @@ void ForkSection(const Port& port) {
     std::fflush(stdout);
     _exit(status);
   }
-  const int child_status = Reap("fork_child", child);
+  // What a device's doorbell allows a forked child is the device's business (a signal, should
+  // its doorbell page not survive fork): compared with native, not asserted.
+  const int child_status = Reap("fork_child", child, /*signal_is_outcome=*/true);
   if (child_status == kChildWrote) {
     size_t wrong = 0;
     for (size_t i = 0; i < kForkBuf; ++i) wrong += buf[i] != ForkPattern(i);
@@ -193,7 +198,7 @@ void ForkSection(const Port& port) {
       Ok("parent_buffer_untouched", "%zu bytes", kForkBuf);
     else
       Fail("parent_buffer_untouched", "%zu of %zu bytes changed", touched, kForkBuf);
-  } else {
+  } else if (child_status > 0) {
     Fail("fork_child", "it failed");
   }
 
