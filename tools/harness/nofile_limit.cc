@@ -15,18 +15,11 @@ std::optional<rlimit> HardLimitKeepingRange(const rlimit& requested, const FdRan
   return kept;
 }
 
-Result<rlim_t> NofileSoftLimitOf(pid_t tgid) {
+Result<NofileRaise> NofileRaise::To(pid_t tgid, rlim_t at_least, rlim_t asked) {
   rlimit now{};
   if (prlimit(tgid, RLIMIT_NOFILE, nullptr, &now) != 0)
     return Fail(errno, "reading process {}'s RLIMIT_NOFILE: {}", tgid, std::strerror(errno));
-  return now.rlim_cur;
-}
-
-Result<NofileRaise> NofileRaise::To(pid_t tgid, rlim_t at_least) {
-  rlimit now{};
-  if (prlimit(tgid, RLIMIT_NOFILE, nullptr, &now) != 0)
-    return Fail(errno, "reading process {}'s RLIMIT_NOFILE: {}", tgid, std::strerror(errno));
-  if (now.rlim_cur >= at_least) return NofileRaise(tgid, std::nullopt);
+  if (now.rlim_cur >= at_least || now.rlim_cur <= asked) return NofileRaise(tgid, std::nullopt);
   if (now.rlim_max < at_least)
     return Fail(EMFILE,
                 "process {}'s RLIMIT_NOFILE hard limit ({}) is below the reserved fd range's end "

@@ -1,7 +1,8 @@
 // The program's RLIMIT_NOFILE against the reserved fd range (fd_range.h).
 //
-// Proxied fds live in [base, end) below the soft limit the harness started with. A program may
-// lower its own limit afterwards -- `ulimit -n 256` in a job script, setrlimit in the program --
+// Proxied fds live in [base, end) below the hard limit the program started with
+// (FdRange::ForLimits). Its soft limit may be lower from the start (`ulimit -Sn 64`), or the
+// program may lower its limits afterwards -- `ulimit -n 256` in a job script, setrlimit in the program --
 // and then the kernel refuses to allocate an fd at or above it: fcntl(F_DUPFD, base) is EINVAL
 // (f_dupfd: from >= rlimit(RLIMIT_NOFILE)), and neither dup2 nor anything else can place one
 // there. Natively the program's devices would open regardless. So:
@@ -28,17 +29,16 @@ namespace rxp::harness {
 // anyway (soft above hard: EINVAL).
 std::optional<rlimit> HardLimitKeepingRange(const rlimit& requested, const FdRange& range);
 
-// Process `tgid`'s RLIMIT_NOFILE soft limit.
-Result<rlim_t> NofileSoftLimitOf(pid_t tgid);
-
 // While alive, process `tgid`'s RLIMIT_NOFILE soft limit is at least `at_least` (set with
 // prlimit(2) from the tracer, which runs as the program's user); the destructor restores the
-// limit it found. Nothing changes when the soft limit is already high enough.
+// limit it found. Nothing changes when the soft limit is already high enough, nor when it is
+// at or below `asked` -- the lowest fd number the program's own call asked for, which the
+// kernel refuses natively then (EINVAL), so the harness must not make it succeed.
 class NofileRaise {
  public:
   // EMFILE with a reason when the hard limit is below `at_least` (lowered by someone outside
   // the sandbox: the range cannot be reached again); the errno of prlimit otherwise.
-  static Result<NofileRaise> To(pid_t tgid, rlim_t at_least);
+  static Result<NofileRaise> To(pid_t tgid, rlim_t at_least, rlim_t asked = 0);
   NofileRaise(NofileRaise&& other) noexcept : tgid_(other.tgid_), saved_(other.saved_) {
     other.saved_.reset();
   }

@@ -225,11 +225,9 @@ Tracer::Verdict Tracer::TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFil
   // where natively it succeeds: raised for the call, when the number the program asked for is
   // below it (at or above it the kernel's EINVAL is the native answer). nofile_limit.h.
   std::shared_ptr<NofileRaise> raise;
-  if (auto soft = NofileSoftLimitOf(stop.task.tgid);
-      soft.ok() && *soft < options_.range.end() && min < *soft) {
-    if (auto raised = NofileRaise::To(stop.task.tgid, options_.range.end()); raised.ok())
-      raise = std::make_shared<NofileRaise>(std::move(*raised));
-  }
+  if (auto raised = NofileRaise::To(stop.task.tgid, options_.range.end(), min);
+      raised.ok() && raised->raised())
+    raise = std::make_shared<NofileRaise>(std::move(*raised));
   return Verdict::WatchExit([this, file, raise](ExitStop& exit, long result) mutable -> long {
     raise.reset();  // the limit is the program's again
     if (result < 0) return result;
