@@ -148,23 +148,98 @@ cm_listening() { grep -q 'LISTEN' <<<"$(rdma resource show cm_id 2>/dev/null)"; 
 wait_tcp() { wait_until "$2" tcp_listening "$1"; }
 wait_cm() { wait_until "$1" cm_listening; }
 
+# A run that hangs must say where: an intermittent hang seen once in a full run (a proxied
+# client that printed its results and never exited) left nothing but its output to go on.
+# snapshot_tree PID: every task of PID's process tree (the harness and the program under it),
+# with its state, what it sleeps in, its syscall, tracer and pending signals, and kernel stack.
+descendants() {
+  local c
+  echo "$1"
+  for c in $(pgrep -P "$1"); do descendants "$c"; done
+}
+snapshot_tree() {
+  local p t
+  for p in $(descendants "$1"); do
+    echo "process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+    for t in /proc/"$p"/task/*; do
+      [[ -e $t/stat ]] || continue
+      echo "  task ${t##*/}: state $(sed 's/.*) //' "$t/stat" | cut -d' ' -f1)," \
+        "wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cat "$t/syscall" 2>/dev/null)," \
+        "$(grep -E '^TracerPid|^SigPnd|^ShdPnd|^SigBlk' "$t/status" | tr -s '\t\n' '  ')"
+      sed 's/^/    /' "$t/stack" 2>/dev/null | sed -n 1,16p
+    done
+    echo "  fds: $(ls -l "/proc/$p/fd" 2>/dev/null | awk 'NR > 1 {printf "%s->%s ", $9, $11}')"
+  done
+}
+term_tree() {  # term_tree PID: TERM to PID and its descendants
+  local -a tree
+  read -r -a tree <<<"$(descendants "$1" | tr '\n' ' ')"
+  kill -TERM "${tree[@]}" 2>/dev/null
+}
+# limited SECS DUMP CMD...: `timeout SECS CMD...` (status 124 when time ran out), except that
+# before the TERM it writes snapshot_tree of CMD to DUMP; stragglers get KILL 5 s later.
+# RXP_SUITE_TIMEOUT (seconds) replaces every SECS, to try this out on a case.
+limited() {
+  local secs=${RXP_SUITE_TIMEOUT:-$1} dump=$2 pid watch rc=0
+  shift 2
+  rm -f "$dump"
+  "$@" <&0 &
+  pid=$!
+  # Run in the background (a server), this shell is what a TERM reaches: pass it on to the
+  # program and its children, as timeout does.
+  [[ $BASHPID == "$$" ]] || trap 'term_tree "$pid"' TERM
+  {
+    trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+    sleep "$secs" &
+    nap=$!
+    wait "$nap"
+    kill -0 "$pid" 2>/dev/null || exit 0
+    # From here on this shell finishes its work (a trap run in the middle of a command
+    # substitution trips bash 5.2's parser); the caller waits for it.
+    trap '' TERM
+    read -r -a tree <<<"$(descendants "$pid" | tr '\n' ' ')"
+    snapshot_tree "$pid" >"$dump" 2>&1
+    kill -TERM "$pid" 2>/dev/null
+    for ((i = 0; i < 50; i++)); do
+      kill -0 "$pid" 2>/dev/null || exit 0
+      sleep 0.1
+    done
+    kill -KILL "${tree[@]}" 2>/dev/null
+    exit 0
+  } &
+  watch=$!
+  wait "$pid" || rc=$?
+  # A TERM passed on (the trap) ends that wait early: wait for the program's own status (127
+  # when the first wait had it already).
+  if ((rc > 128)); then
+    local again=0
+    wait "$pid" || again=$?
+    ((again == 127)) || rc=$again
+  fi
+  kill "$watch" 2>/dev/null
+  wait "$watch" 2>/dev/null
+  [[ -e $dump ]] && rc=124
+  return "$rc"
+}
+
 # pair TAG WAIT SERVER... ::: CLIENT...: the server in the background, the client once the
 # server is ready (WAIT: tcp:PORT, cm), both outputs in $work/TAG.{server,client}; fails if
-# either side failed or timed out (120 s). (":::", because the commands contain "--".)
+# either side failed or timed out (120 s; then TAG.{server,client}.hang say where each side
+# was). (":::", because the commands contain "--".)
 pair() {
   local tag=$1 wait=$2; shift 2
   local -a server=() client=()
   while (($#)) && [[ $1 != ::: ]]; do server+=("$1"); shift; done
   shift
   client=("$@")
-  timeout 120 "${server[@]}" >"$work/$tag.server" 2>&1 &
+  limited 120 "$work/$tag.server.hang" "${server[@]}" >"$work/$tag.server" 2>&1 &
   local spid=$! src=0 crc=0 ready=1
   case $wait in
     tcp:*) wait_tcp "${wait#tcp:}" "$spid" || ready=0 ;;
     cm) wait_cm "$spid" || ready=0 ;;
   esac
   if ((ready)); then
-    timeout 120 "${client[@]}" >"$work/$tag.client" 2>&1 || crc=$?
+    limited 120 "$work/$tag.client.hang" "${client[@]}" >"$work/$tag.client" 2>&1 || crc=$?
   else
     : >"$work/$tag.client"
     kill "$spid" 2>/dev/null
@@ -184,6 +259,7 @@ show() {  # show TAG: both sides' output, for a failure's post-mortem
     grep -E "Can't produce a report|Correlation coefficient|Couldn't|[Ff]ailed|[Ee]rror" "$f" |
       grep -v '^rdmaproxy: ' | sed -n 1,5p | sed "s|^|  $(basename "$f") (error): |"
     sed "s|^|  $(basename "$f"): |" "$f" | tail -n 15
+    [[ -s $f.hang ]] && sed "s|^|  $(basename "$f") (timed out): |" "$f.hang" | sed -n 1,120p
   done
   return 0
 }
@@ -553,10 +629,10 @@ case_cmtime() {
     local -a pre
     prefix_for "$2"
     p=$(next_port)
-    timeout 120 "${pre[@]}" cmtime -b "$IP1" -p "$p" >"$work/$tag.server" 2>&1 &
+    limited 120 "$work/$tag.server.hang" "${pre[@]}" cmtime -b "$IP1" -p "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
     if wait_cm "$spid"; then
-      timeout 120 "${pre[@]}" cmtime -s "$IP1" -b "$IP0" -p "$p" -c 20 >"$work/$tag.client" 2>&1 ||
+      limited 120 "$work/$tag.client.hang" "${pre[@]}" cmtime -s "$IP1" -b "$IP0" -p "$p" -c 20 >"$work/$tag.client" 2>&1 ||
         crc=$?
     else
       echo "the server never listened" >"$work/$tag.client"; crc=124
@@ -775,10 +851,10 @@ case_qperf() {
     local -a pre
     prefix_for "$2"
     p=$(next_port)
-    timeout 120 "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
+    limited 120 "$work/$tag.server.hang" "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
     if wait_tcp "$p" "$spid"; then
-      timeout 120 "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 -to 30 "${QPERF_TESTS[@]}" \
+      limited 120 "$work/$tag.client.hang" "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 -to 30 "${QPERF_TESTS[@]}" \
         >"$work/$tag.client" 2>&1 || crc=$?
     else
       crc=124
