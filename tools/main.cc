@@ -17,7 +17,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // CLI11 prints the message (or the help). A usage error exits 2, like a run that cannot
+    // start: CLI11's own codes (105-109) could be taken for the program's exit status.
+    return app.exit(e) == 0 ? 0 : 2;
   }
   try {
     return rxp::tools::RunSelected(app);

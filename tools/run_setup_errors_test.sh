@@ -2,8 +2,8 @@
 # run_setup_errors_test.sh RDMAPROXY SOURCE_ROOT: `rdmaproxy run` on the build host (no RDMA
 # needed) fails before the program starts, with status 2 and one line naming the option and
 # the errno, for a policy or a rendered /sys it cannot use (docs/user-guide.md: "2 with one
-# line on stderr when rdmaproxy run cannot start it"); and the user guide's own example policy
-# is accepted as it is printed there.
+# line on stderr when rdmaproxy run cannot start it"), and with status 2 for a usage error; and
+# the user guide's own example policy is accepted as it is printed there.
 set -euo pipefail
 rxp=${1:?usage: run_setup_errors_test.sh RDMAPROXY SOURCE_ROOT}
 src=${2:?usage: run_setup_errors_test.sh RDMAPROXY SOURCE_ROOT}
@@ -34,6 +34,22 @@ refused "--sysfs-dir $work/none: ENOENT" --sysfs-dir "$work/none"
 refused "--sysfs: ENOENT: open $work/none.json" --sysfs "$work/none.json"
 refused "--trace $work/none/trace: ENOENT" --trace="$work/none/trace"
 refused "--sysfs-dir $work/unknown.json: ENOTDIR" --sysfs-dir "$work/unknown.json"
+
+# Usage errors exit 2 as well (never CLI11's 105-109, which a script could take for the
+# program's own status), and the program does not start.
+usage_error() {
+  local rc=0
+  "$rxp" "$@" 2>"$work/err" || rc=$?
+  ((rc == 2)) || fail "$*: status $rc, want 2 ($(cat "$work/err"))"
+  [[ -s $work/err ]] || fail "$*: nothing said on stderr"
+  [[ ! -e $work/ran ]] || fail "$*: the program ran"
+  echo "usage error: $*: $(head -n1 "$work/err")"
+}
+usage_error run --no-such-option -- touch "$work/ran"
+usage_error run --stop-poll-us abc -- touch "$work/ran"
+usage_error run
+usage_error no-such-command
+"$rxp" --help >/dev/null || fail "--help: status $?, want 0"
 
 # The example policy of docs/user-guide.md, exactly as printed (the first ```json block).
 awk '/^```json$/ {on = 1; next} on && /^```$/ {exit} on' "$src/docs/user-guide.md" >"$work/guide.json"
