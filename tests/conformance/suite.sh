@@ -152,9 +152,9 @@ wait_cm() { wait_until "$1" cm_listening; }
 # client that printed its results and never exited) left nothing but its output to go on.
 # snapshot_tree PID: every task of PID's process tree (the harness and the program under it),
 # with its state, what it sleeps in, its syscall, tracer and pending signals, and kernel stack.
-descendants() {
+descendants() {  # descendants PID: PID and every process below it, on one line
   local c
-  echo "$1"
+  printf '%s ' "$1"
   for c in $(pgrep -P "$1"); do descendants "$c"; done
 }
 snapshot_tree() {
@@ -173,11 +173,12 @@ snapshot_tree() {
 }
 term_tree() {  # term_tree PID: TERM to PID and its descendants
   local -a tree
-  read -r -a tree <<<"$(descendants "$1" | tr '\n' ' ')"
+  read -r -a tree <<<"$(descendants "$1")"
   kill -TERM "${tree[@]}" 2>/dev/null
 }
 # limited SECS DUMP CMD...: `timeout SECS CMD...` (status 124 when time ran out), except that
-# before the TERM it writes snapshot_tree of CMD to DUMP; stragglers get KILL 5 s later.
+# before the TERM (to CMD's whole process tree) it writes snapshot_tree of CMD to DUMP; what is
+# left when CMD has gone, or 5 s later, gets KILL.
 # RXP_SUITE_TIMEOUT (seconds) replaces every SECS, to try this out on a case.
 limited() {
   local secs=${RXP_SUITE_TIMEOUT:-$1} dump=$2 pid watch rc=0
@@ -197,11 +198,12 @@ limited() {
     # From here on this shell finishes its work (a trap run in the middle of a command
     # substitution trips bash 5.2's parser); the caller waits for it.
     trap '' TERM
-    read -r -a tree <<<"$(descendants "$pid" | tr '\n' ' ')"
+    read -r -a tree <<<"$(descendants "$pid")"
     snapshot_tree "$pid" >"$dump" 2>&1
-    kill -TERM "$pid" 2>/dev/null
+    # The whole tree, as timeout signals its process group; then KILL to what is left.
+    kill -TERM "${tree[@]}" 2>/dev/null
     for ((i = 0; i < 50; i++)); do
-      kill -0 "$pid" 2>/dev/null || exit 0
+      kill -0 "$pid" 2>/dev/null || break
       sleep 0.1
     done
     kill -KILL "${tree[@]}" 2>/dev/null
