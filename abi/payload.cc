@@ -71,8 +71,14 @@ std::string FormatSockaddr(std::span<const std::byte> b) {
   const uint16_t family = static_cast<uint16_t>(p[0] | p[1] << 8);
   const uint16_t port = b.size() >= 4 ? static_cast<uint16_t>(p[2] << 8 | p[3]) : 0;
   if (family == kAfInet && b.size() >= 8) return fmt::format("{}:{}", FormatIpv4(p + 4), port);
-  if (family == kAfInet6 && b.size() >= 24)
-    return fmt::format("[{}]:{}", FormatIpv6(p + 8), port);
+  if (family == kAfInet6 && b.size() >= 24) {
+    // sin6_scope_id (after the address) names the interface of a link-local address; RFC 4007
+    // writes it as "%zone" (here the interface index, as the kernel holds it).
+    uint32_t scope = 0;
+    if (b.size() >= 28) std::memcpy(&scope, p + 24, sizeof(scope));
+    return scope != 0 ? fmt::format("[{}%{}]:{}", FormatIpv6(p + 8), scope, port)
+                      : fmt::format("[{}]:{}", FormatIpv6(p + 8), port);
+  }
   if (family == kAfIb) return "ib";
   if (family == 0) return "any";
   return fmt::format("family{}", family);

@@ -49,7 +49,7 @@ done
 
 all_cases=(devices devinfo ibstat rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
+           read_lat rping rping_ipv6 ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
            verbs_processes hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
@@ -518,16 +518,18 @@ case_write_lat() { lat_case write_lat ib_write_lat 500; }
 case_send_lat() { lat_case send_lat ib_send_lat 500; }
 case_read_lat() { lat_case read_lat ib_read_lat 500; }
 
-case_rping() {
-  local name=rping count=10
+# rping_case NAME ADDR: rping (rdma_cm: resolve, connect, RDMA READ and WRITE of the pinged
+# buffer, disconnect) to the server at ADDR, 10 pings verified, natively and under the proxy.
+rping_case() {
+  local name=$1 addr=$2 count=10
   run_rping() {
     local tag=$1 p
     local -a pre
     prefix_for "$2"
     p=$(next_port)
     pair "$tag" cm \
-      "${pre[@]}" rping -s -a "$IP1" -p "$p" -C "$count" -v -V ::: \
-      "${pre[@]}" rping -c -a "$IP1" -p "$p" -C "$count" -v -V
+      "${pre[@]}" rping -s -a "$addr" -p "$p" -C "$count" -v -V ::: \
+      "${pre[@]}" rping -c -a "$addr" -p "$p" -C "$count" -v -V
   }
   twice "$name" run_rping
   # rping races its own event thread at exit (docs/harness.md, "A race the stops widen"): a
@@ -542,11 +544,36 @@ case_rping() {
   n=$(grep -c '^ping data: rdma-ping-' "$work/$name.native.client")
   p=$(grep -c '^ping data: rdma-ping-' "$work/$name.proxied.client")
   if ((native_ok && proxied_ok && n == count && p == count)); then
-    pass "$name" "$count pings verified natively and under the proxy"
+    pass "$name" "$count pings to $addr verified natively and under the proxy"
   else
     fail "$name" "native ok=$native_ok ($n pings), proxied ok=$proxied_ok ($p pings)"
     show "$name.native"; show "$name.proxied"
   fi
+}
+case_rping() { rping_case rping "$IP1"; }
+
+# ipv6_of DEV GID_INDEX: an IPv6 address of the net device behind that RoCE GID, for rdma_cm:
+# a global one if it has one, else its link-local address with the device as scope
+# ("fe80::1%eth0": rdma_cm's address resolution needs the interface). Nothing for an
+# InfiniBand port or a net device without IPv6.
+ipv6_of() {
+  local ndev
+  ndev=$(cat "/sys/class/infiniband/$1/ports/1/gid_attrs/ndevs/$2" 2>/dev/null) || return 1
+  [[ -n $ndev ]] || return 1
+  ip -6 -o addr show dev "$ndev" scope global 2>/dev/null |
+    awk '!done {sub(/\/.*/, "", $4); print $4; done = 1}' | grep . && return 0
+  ip -6 -o addr show dev "$ndev" scope link 2>/dev/null |
+    awk -v d="$ndev" '!done {sub(/\/.*/, "", $4); print $4 "%" d; done = 1}' | grep .
+}
+# rping over IPv6: rdma_cm's commands carry struct sockaddr_in6 (with a scope id for a
+# link-local address) and RoCE v2 routes over an IPv6 GID.
+case_rping_ipv6() {
+  local addr
+  if ! addr=$(ipv6_of "$DEV1" "$GID1"); then
+    skip rping_ipv6 "no IPv6 address on the net device of $DEV1 GID $GID1"
+    return
+  fi
+  rping_case rping_ipv6 "$addr"
 }
 
 # cm_case NAME CLIENT_LINE WHAT SERVER... ::: CLIENT...: an rdma_cm server and client, both
