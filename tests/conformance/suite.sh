@@ -49,7 +49,7 @@ done
 
 all_cases=(devices devinfo ibstat rc_pingpong rc_pingpong_events uc_pingpong ud_pingpong srq_pingpong
            xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping rping_ipv6 ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
+           read_lat rping rping_ipv6 rping_netns ucmatose udaddy rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
            verbs_processes hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
@@ -574,6 +574,34 @@ case_rping_ipv6() {
     return
   fi
   rping_case rping_ipv6 "$addr"
+}
+
+# rping_netns: an rdma_cm client in a network namespace of its own (unshare -n; -rn, with a user
+# namespace, when not root), which has no route to node1. The kernel puts an rdma_cm id in the
+# namespace of the task that creates it (rdma_create_user_id), so the client must fail to
+# resolve the address under the proxy exactly as natively: were the command issued from the
+# harness's namespace, it would resolve.
+case_rping_netns() {
+  local -a ns=(unshare -n)
+  ((EUID == 0)) || ns=(unshare -rn)
+  if ! "${ns[@]}" true 2>/dev/null; then
+    skip rping_netns "cannot create a network namespace here (${ns[*]})"
+    return
+  fi
+  local nrc=0 prc=0 n p
+  limited 60 "$work/rping_netns.native.hang" "${ns[@]}" rping -c -a "$IP1" -p "$(next_port)" -C 1 \
+    >"$work/rping_netns.native" 2>&1 || nrc=$?
+  limited 60 "$work/rping_netns.proxied.hang" "${PROXY[@]}" "${ns[@]}" rping -c -a "$IP1" \
+    -p "$(next_port)" -C 1 >"$work/rping_netns.proxied" 2>&1 || prc=$?
+  n=$(grep -m1 '^rdma_resolve_addr' "$work/rping_netns.native")
+  p=$(grep -m1 '^rdma_resolve_addr' "$work/rping_netns.proxied")
+  if ((nrc != 0 && nrc != 124 && nrc == prc)) && [[ -n $n && $n == "$p" ]]; then
+    pass rping_netns "address resolution in the client's own namespace, both ways: \"$n\", exit $nrc"
+  else
+    fail rping_netns "native exit $nrc (\"$n\"), proxied exit $prc (\"$p\")"
+    sed 's/^/  native: /' "$work/rping_netns.native" | tail -5
+    sed 's/^/  proxied: /' "$work/rping_netns.proxied" | tail -5
+  fi
 }
 
 # cm_case NAME CLIENT_LINE WHAT SERVER... ::: CLIENT...: an rdma_cm server and client, both
