@@ -276,6 +276,16 @@ int rxp_config_set_rdma_cm(rxp_config* config, int enabled) {
   });
 }
 
+int rxp_config_set_rdma_cm_netns(rxp_config* config, const char* path) {
+  return EditConfig(config, [&](ConfigState& c) {
+    if (path != nullptr && path[0] != '\0' && path[0] != '/')
+      return Failed(EINVAL, fmt::format("EINVAL: network namespace path \"{}\" is not absolute",
+                                        path));
+    c.config.rdma_cm_netns = path != nullptr ? path : "";
+    return 0;
+  });
+}
+
 int rxp_config_set_policy_json(rxp_config* config, const char* json) {
   return EditConfig(config, [&](ConfigState& c) {
     if (json == nullptr) return Failed(EINVAL, "EINVAL: policy text is NULL");

@@ -101,6 +101,7 @@ TEST_CASE("config entry points reject bad handles with EINVAL") {
     CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", 0) == -EINVAL);
     CHECK(rxp_config_select_devices(c, "") == -EINVAL);
     CHECK(rxp_config_set_rdma_cm(c, 1) == -EINVAL);
+    CHECK(rxp_config_set_rdma_cm_netns(c, "/proc/self/ns/net") == -EINVAL);
     CHECK(rxp_config_set_policy_json(c, R"({"version": 1})") == -EINVAL);
     CHECK(rxp_config_load_policy(c, "/nonexistent") == -EINVAL);
     CHECK(rxp_config_set_quota(c, "qps", 1) == -EINVAL);
@@ -156,6 +157,34 @@ TEST_CASE("bad config values are refused with a reason") {
     CHECK(rxp_config_select_devices(c, nullptr) == -EINVAL);
     CHECK(rxp_config_select_devices(c, "no_such_device_9") == -ENODEV);
     CHECK(LastError().find("no_such_device_9") != std::string::npos);
+  }
+  SECTION("rdma_cm network namespace") {
+    CHECK(rxp_config_set_rdma_cm_netns(c, "proc/self/ns/net") == -EINVAL);
+    CHECK(LastError().find("not absolute") != std::string::npos);
+    REQUIRE(rxp_config_set_app_ops(c, &kOps) == 0);
+    rxp_sentry* s = nullptr;
+    // Checked when the sentry starts: no such file; a file that is no namespace; a namespace
+    // of another kind.
+    CHECK(rxp_config_set_rdma_cm_netns(c, "/nonexistent/ns/net") == 0);
+    CHECK(rxp_sentry_create(c, &s) == -ENOENT);
+    CHECK(LastError().find("/nonexistent/ns/net") != std::string::npos);
+    CHECK(rxp_config_set_rdma_cm_netns(c, "/dev/null") == 0);
+    CHECK(rxp_sentry_create(c, &s) == -EINVAL);
+    CHECK(LastError().find("setns") != std::string::npos);
+    CHECK(rxp_config_set_rdma_cm_netns(c, "/proc/self/ns/uts") == 0);
+    CHECK(rxp_sentry_create(c, &s) == -EINVAL);
+    CHECK(s == nullptr);
+    // Not asked for when rdma_cm is not served.
+    REQUIRE(rxp_config_set_rdma_cm(c, 0) == 0);
+    CHECK(rxp_sentry_create(c, &s) == 0);
+    CHECK(rxp_sentry_destroy(s) == 0);
+    REQUIRE(rxp_config_set_rdma_cm(c, 1) == 0);
+    // NULL and "" go back to the caller's namespace.
+    CHECK(rxp_config_set_rdma_cm_netns(c, nullptr) == 0);
+    s = nullptr;
+    CHECK(rxp_sentry_create(c, &s) == 0);
+    CHECK(rxp_sentry_destroy(s) == 0);
+    CHECK(rxp_config_set_rdma_cm_netns(c, "") == 0);
   }
   SECTION("policy and quotas") {
     CHECK(rxp_config_set_policy_json(c, nullptr) == -EINVAL);

@@ -23,7 +23,8 @@
 extern "C" {
 #endif
 
-#define RXP_API_VERSION 1
+/* 2: rxp_config_set_rdma_cm_netns. */
+#define RXP_API_VERSION 2
 
 typedef struct rxp_config rxp_config; /* what a sentry is made from */
 typedef struct rxp_sentry rxp_sentry; /* one sandbox: policy, quotas, counters */
@@ -104,6 +105,13 @@ int rxp_config_add_device(rxp_config *config, const char *sandbox_name, const ch
 int rxp_config_select_devices(rxp_config *config, const char *spec);
 /* Serve /dev/infiniband/rdma_cm (default on). */
 int rxp_config_set_rdma_cm(rxp_config *config, int enabled);
+/* The sandbox's network namespace for rdma_cm, as an absolute path (/proc/<pid>/ns/net,
+ * /run/netns/NAME): every rdma_cm id is created from a library thread in that namespace, so the
+ * app's addresses bind and resolve there (the kernel takes the creating thread's namespace).
+ * NULL or "": the namespace of the thread calling rxp_write. Checked by rxp_sentry_create:
+ * the errno of open(2), -EINVAL if it is not a network namespace, -EPERM without
+ * CAP_SYS_ADMIN over it. */
+int rxp_config_set_rdma_cm_netns(rxp_config *config, const char *path);
 /* The policy (docs/user-guide.md#policy) from JSON text or a file; replaces the default. */
 int rxp_config_set_policy_json(rxp_config *config, const char *json);
 int rxp_config_load_policy(rxp_config *config, const char *path);

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <rdma/rdma_user_cm.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 #include <array>
@@ -12,6 +13,7 @@
 
 #include "rdmaproxy/cm_file.h"
 #include "rdmaproxy/host_device_file.h"
+#include "rdmaproxy/netns_thread.h"
 #include "rdmaproxy/uverbs_file.h"
 
 namespace rxp::proxy {
@@ -22,6 +24,7 @@ struct Sentry::State {
         engine(EngineOptions{config.policy, config.log, config.trace}) {}
   SentryConfig config;
   Engine engine;
+  std::unique_ptr<NetnsThread> rdma_cm_netns;  // set when config.rdma_cm_netns names one
 };
 
 namespace {
@@ -164,6 +167,32 @@ class UverbsSentryFile final : public SentryFile {
   std::unique_ptr<UverbsFile> file_;  // serializes its own commands
 };
 
+// The rdma_cm host file as seen from the sandbox's network namespace: a CREATE_ID, the one
+// command that takes the caller's namespace (ucma_create_id -> rdma_create_user_id), is written
+// from the namespace's thread; every other command acts on an id and its namespace, and runs
+// on the calling thread (GET_EVENT may block there).
+class CmHostInNetns final : public HostDevice {
+ public:
+  CmHostInNetns(HostDevice& host, NetnsThread& netns) : host_(host), netns_(netns) {}
+  Result<long> Ioctl(unsigned long request, void* arg) override {
+    return host_.Ioctl(request, arg);
+  }
+  Result<long> Write(const void* buffer, size_t length) override {
+    rdma_ucm_cmd_hdr header{};
+    if (length >= sizeof(header)) std::memcpy(&header, buffer, sizeof(header));
+    if (length < sizeof(header) || header.cmd != RDMA_USER_CM_CMD_CREATE_ID)
+      return host_.Write(buffer, length);
+    Result<long> result = Fail(EIO, "rdma_cm CREATE_ID: not run");
+    netns_.Run([&] { result = host_.Write(buffer, length); });
+    return result;
+  }
+  int fd() const override { return host_.fd(); }
+
+ private:
+  HostDevice& host_;
+  NetnsThread& netns_;
+};
+
 // /dev/infiniband/rdma_cm: write() commands only. GET_EVENT may block in the kernel, so no
 // lock is held around the forward (CmFile guards its own id set).
 class CmSentryFile final : public SentryFile {
@@ -178,6 +207,10 @@ class CmSentryFile final : public SentryFile {
 
   long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
     CallFds fds(app.fds, state_, nullptr);
+    if (state_->rdma_cm_netns) {
+      CmHostInNetns host(host_, *state_->rdma_cm_netns);
+      return file_->Write(app.memory, fds, host, buffer, length);
+    }
     return file_->Write(app.memory, fds, host_, buffer, length);
   }
 
@@ -244,7 +277,13 @@ Result<std::unique_ptr<Sentry>> Sentry::Create(SentryConfig config) {
       if (config.devices[k].sandbox_name == d.sandbox_name)
         return Fail(EINVAL, "device {} is configured twice", d.sandbox_name);
   }
-  return std::unique_ptr<Sentry>(new Sentry(std::make_shared<State>(std::move(config))));
+  auto state = std::make_shared<State>(std::move(config));
+  if (state->config.rdma_cm && !state->config.rdma_cm_netns.empty()) {
+    auto netns = NetnsThread::Start(state->config.rdma_cm_netns);
+    if (!netns) return std::move(netns).error();
+    state->rdma_cm_netns = std::move(*netns);
+  }
+  return std::unique_ptr<Sentry>(new Sentry(std::move(state)));
 }
 
 const std::vector<SentryDevice>& Sentry::devices() const { return state_->config.devices; }

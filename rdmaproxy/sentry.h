@@ -66,6 +66,11 @@ struct SentryConfig {
   std::vector<SentryDevice> devices;
   bool rdma_cm = true;  // serve /dev/infiniband/rdma_cm (from rdma_cm_host_path)
   std::string rdma_cm_host_path = "/dev/infiniband/rdma_cm";
+  // The sandbox's network namespace for rdma_cm (a path: /proc/<pid>/ns/net, /run/netns/NAME):
+  // the library creates every rdma_cm id from a thread of its own in that namespace, so the
+  // app's addresses bind and resolve there (netns_thread.h). Empty: the namespace of the
+  // thread that calls Write.
+  std::string rdma_cm_netns;
   PolicyConfig policy;
   LineSink log;    // one line per denial; default stderr
   LineSink trace;  // one line per command when set
