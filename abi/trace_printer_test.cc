@@ -174,25 +174,22 @@ TEST_CASE("GIDs and socket addresses print as addresses", "[printer]") {
 
   // AF_INET6 (10), port 7790, flow info 0, link-local fe80::1, scope id (interface) 3; then
   // the same address with no scope.
+  auto printed = [&](const uint8_t (&sin6)[28]) {
+    bind.addr_size = sizeof(sin6);
+    std::memcpy(&bind.addr, sin6, sizeof(sin6));
+    std::memcpy(w.data() + sizeof(h), &bind, sizeof(bind));
+    auto decoded = DecodeUcmaWrite(w);
+    REQUIRE(decoded.ok());
+    return FormatUcma("rdma_cm", *decoded, nullptr);
+  };
   uint8_t sin6[28] = {10, 0, 0x1e, 0x6e};
   sin6[8] = 0xfe;
   sin6[9] = 0x80;
   sin6[23] = 1;
   sin6[24] = 3;
-  bind.addr_size = sizeof(sin6);
-  std::memcpy(&bind.addr, sin6, sizeof(sin6));
-  std::memcpy(w.data() + sizeof(h), &bind, sizeof(bind));
-  auto r6 = DecodeUcmaWrite(w);
-  REQUIRE(r6.ok());
-  CHECK(FormatUcma("rdma_cm", *r6, nullptr) ==
-        "write(rdma_cm, BIND{id=4 addr_size=28 addr=[fe80::1%3]:7790})");
+  CHECK(printed(sin6) == "write(rdma_cm, BIND{id=4 addr_size=28 addr=[fe80::1%3]:7790})");
   sin6[24] = 0;
-  std::memcpy(&bind.addr, sin6, sizeof(sin6));
-  std::memcpy(w.data() + sizeof(h), &bind, sizeof(bind));
-  auto unscoped = DecodeUcmaWrite(w);
-  REQUIRE(unscoped.ok());
-  CHECK(FormatUcma("rdma_cm", *unscoped, nullptr) ==
-        "write(rdma_cm, BIND{id=4 addr_size=28 addr=[fe80::1]:7790})");
+  CHECK(printed(sin6) == "write(rdma_cm, BIND{id=4 addr_size=28 addr=[fe80::1]:7790})");
 }
 
 }  // namespace
