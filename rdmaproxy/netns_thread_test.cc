@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include "rdmaproxy/sentry.h"
+
 namespace rxp::proxy {
 namespace {
 
@@ -33,6 +35,20 @@ TEST_CASE("a path that is no network namespace is refused at start", "[netns]") 
   auto other_kind = NetnsThread::Start("/proc/self/ns/uts");
   REQUIRE(!other_kind);
   CHECK(other_kind.error().errnum == EINVAL);
+}
+
+TEST_CASE("a sentry refuses an rdma_cm namespace it cannot enter", "[netns]") {
+  SentryConfig config;
+  config.rdma_cm_netns = "proc/self/ns/net";  // relative: refused before any open
+  auto relative = Sentry::Create(config);
+  REQUIRE(!relative);
+  CHECK(relative.error().errnum == EINVAL);
+  config.rdma_cm_netns = "/proc/self/ns/uts";
+  auto other_kind = Sentry::Create(config);
+  REQUIRE(!other_kind);
+  CHECK(other_kind.error().errnum == EINVAL);
+  config.rdma_cm = false;  // no rdma_cm served: the namespace is never entered
+  CHECK(Sentry::Create(config));
 }
 
 TEST_CASE("jobs run in the namespace named, one at a time", "[netns]") {

@@ -277,6 +277,9 @@ Result<std::unique_ptr<Sentry>> Sentry::Create(SentryConfig config) {
       if (config.devices[k].sandbox_name == d.sandbox_name)
         return Fail(EINVAL, "device {} is configured twice", d.sandbox_name);
   }
+  if (!config.rdma_cm_netns.empty() && config.rdma_cm_netns[0] != '/')
+    return Fail(EINVAL, "rdma_cm network namespace path \"{}\" is not absolute",
+                config.rdma_cm_netns);
   auto state = std::make_shared<State>(std::move(config));
   if (state->config.rdma_cm && !state->config.rdma_cm_netns.empty()) {
     auto netns = NetnsThread::Start(state->config.rdma_cm_netns);
