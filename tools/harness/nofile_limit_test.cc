@@ -7,6 +7,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cerrno>
+
 namespace rxp::harness {
 namespace {
 
@@ -27,17 +29,26 @@ TEST_CASE("a hard RLIMIT_NOFILE below the reserved range is kept at its end, the
   CHECK(kept->rlim_max == 1024);
 }
 
-// A child of this test that waits to be killed, with its own RLIMIT_NOFILE.
+// A child of this test that waits to be killed, with its own RLIMIT_NOFILE. The constructor
+// returns once the child has set it: a child scheduled late (under ASan, on a loaded machine)
+// that set it after the test's NofileRaise would put the soft limit back down under the test.
 struct Child {
   explicit Child(rlimit limit) {
+    int ready[2];
+    REQUIRE(pipe(ready) == 0);
     pid = fork();
     if (pid == 0) {
+      close(ready[0]);
       setrlimit(RLIMIT_NOFILE, &limit);
+      (void)!write(ready[1], "1", 1);
       pause();
       _exit(0);
     }
-    // Set it from here too: the child may not have run yet.
-    (void)prlimit(pid, RLIMIT_NOFILE, &limit, nullptr);
+    close(ready[1]);
+    char byte = 0;
+    while (read(ready[0], &byte, 1) < 0 && errno == EINTR) {
+    }
+    close(ready[0]);
   }
   ~Child() {
     kill(pid, SIGKILL);
