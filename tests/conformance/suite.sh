@@ -200,6 +200,9 @@ limited() {
     trap '' TERM
     read -r -a tree <<<"$(descendants "$pid")"
     snapshot_tree "$pid" >"$dump" 2>&1
+    # The QPs' states at that moment: a program polling for a completion that never comes
+    # (the hang above) shows where its QP stands.
+    { echo "rdma resource show qp:"; rdma resource show qp 2>&1 | sed 's/^/  /'; } >>"$dump"
     # The whole tree, as timeout signals its process group; then KILL to what is left.
     kill -TERM "${tree[@]}" 2>/dev/null
     for ((i = 0; i < 50; i++)); do
