@@ -15,7 +15,7 @@ namespace rxp::proxy {
 Result<std::unique_ptr<NetnsThread>> NetnsThread::Start(const std::string& path) {
   UniqueFd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!ns) return Fail(errno, "rdma_cm network namespace {}: {}", path, std::strerror(errno));
-  std::unique_ptr<NetnsThread> t(new NetnsThread(path));
+  std::unique_ptr<NetnsThread> t(new NetnsThread());
   std::promise<int> entered;
   auto entered_result = entered.get_future();
   t->thread_ = std::thread([self = t.get(), fd = ns.get(), &entered] {

@@ -33,13 +33,10 @@ class NetnsThread {
   // turns; a job must not block for long (CREATE_ID does not).
   void Run(const std::function<void()>& job);
 
-  const std::string& path() const { return path_; }
-
  private:
-  explicit NetnsThread(std::string path) : path_(std::move(path)) {}
+  NetnsThread() = default;
   void Loop();
 
-  std::string path_;
   std::mutex callers_;  // one job at a time
   std::mutex mutex_;
   std::condition_variable cv_;
