@@ -169,7 +169,36 @@ snapshot_tree() {
       sed 's/^/    /' "$t/stack" 2>/dev/null | sed -n 1,16p
     done
     echo "  fds: $(ls -l "/proc/$p/fd" 2>/dev/null | awk 'NR > 1 {printf "%s->%s ", $9, $11}')"
+    queue_indexes "$p"
   done
+}
+# queue_indexes PID: where each of PID's queues mapped from a uverbs fd stands. A program that
+# spins polling for a completion (the hang above) is then told apart: a CQ whose producer index
+# is ahead of its consumer holds completions the program has not read; equal indexes mean the
+# kernel never posted one; a send queue whose kernel consumer lags its producer holds work the
+# driver has not started. The header is rxe's (struct rxe_queue_buf, rdma/rdma_user_rxe.h:
+# log2_elem_size, index_mask, producer_index at byte 128, consumer_index at 256); a mapping
+# that does not look like one (another driver's, whose device pages a read of /proc/PID/mem
+# does not reach) is listed without indexes. The file offset is the one the CREATE_CQ/CREATE_QP
+# response in a --trace names (mi offset).
+queue_indexes() {
+  local p=$1 range perms off dev inode path start end words
+  while read -r range perms off dev inode path; do
+    [[ $path == /dev/infiniband/uverbs* ]] || continue
+    start=$((16#${range%-*})) end=$((16#${range#*-}))
+    read -r -a words <<<"$(for at in 0 4 128 256; do
+      dd if="/proc/$p/mem" bs=4 count=1 skip=$((start + at)) iflag=skip_bytes 2>/dev/null |
+        od -An -tu4
+    done | tr -s ' \n' '  ')"
+    if ((${#words[@]} == 4 && words[0] >= 4 && words[0] <= 16 &&
+      (words[1] & (words[1] + 1)) == 0 && words[1] > 0 && words[1] < (1 << 24) &&
+      (1 << words[0]) * (words[1] + 1) < end - start)); then
+      echo "  queue $range ($path, offset 0x$off): $((words[1] + 1)) entries of" \
+        "$((1 << words[0])) bytes, producer ${words[2]}, consumer ${words[3]}"
+    else
+      echo "  mapping $range ($path, offset 0x$off, $perms): not an rxe queue"
+    fi
+  done <"/proc/$p/maps" 2>/dev/null
 }
 term_tree() {  # term_tree PID: TERM to PID and its descendants
   local -a tree
@@ -202,7 +231,8 @@ limited() {
     snapshot_tree "$pid" >"$dump" 2>&1
     # The QPs' states at that moment: a program polling for a completion that never comes
     # (the hang above) shows where its QP stands.
-    { echo "rdma resource show qp:"; rdma resource show qp 2>&1 | sed 's/^/  /'; } >>"$dump"
+    { echo "rdma resource show qp:"; rdma resource show qp 2>&1 | sed 's/^/  /'
+      echo "rdma resource show cq:"; rdma resource show cq 2>&1 | sed 's/^/  /'; } >>"$dump"
     # The whole tree, as timeout signals its process group; then KILL to what is left.
     kill -TERM "${tree[@]}" 2>/dev/null
     for ((i = 0; i < 50; i++)); do
