@@ -398,6 +398,9 @@ constexpr Field kQueryQpRespFields[] = {
     F(ib_uverbs_query_qp_resp, dest_qp_num, kHex32),
     F(ib_uverbs_query_qp_resp, qp_state, kEnum).Names(&kQpStateNames),
     F(ib_uverbs_query_qp_resp, path_mtu, kEnum).Names(&kMtuNames),
+    F(ib_uverbs_query_qp_resp, timeout, kU8),
+    F(ib_uverbs_query_qp_resp, retry_cnt, kU8),
+    F(ib_uverbs_query_qp_resp, rnr_retry, kU8),
 };
 constexpr Field kModifyQpFields[] = {
     F(ib_uverbs_modify_qp, dest, kStruct).Nested(&kQpDest),
@@ -412,6 +415,15 @@ constexpr Field kModifyQpFields[] = {
     F(ib_uverbs_modify_qp, qp_state, kEnum).Names(&kQpStateNames),
     F(ib_uverbs_modify_qp, path_mtu, kEnum).Names(&kMtuNames),
     F(ib_uverbs_modify_qp, port_num, kU8),
+    // The reliability attributes (IB_QP_TIMEOUT, _RETRY_CNT, _RNR_RETRY, _MIN_RNR_TIMER, the
+    // RDMA read depths): what decides whether a lost packet is resent or a peer that went away
+    // ends in an error completion (rxe_qp_from_attr(): timeout 0 arms no retransmit timer).
+    F(ib_uverbs_modify_qp, timeout, kU8),
+    F(ib_uverbs_modify_qp, retry_cnt, kU8),
+    F(ib_uverbs_modify_qp, rnr_retry, kU8),
+    F(ib_uverbs_modify_qp, min_rnr_timer, kU8),
+    F(ib_uverbs_modify_qp, max_rd_atomic, kU8),
+    F(ib_uverbs_modify_qp, max_dest_rd_atomic, kU8),
 };
 constexpr Field kDestroyQpFields[] = {
     F(ib_uverbs_destroy_qp, response, kResponsePtr),

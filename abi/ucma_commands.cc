@@ -105,6 +105,12 @@ constexpr Field kInitQpAttrRespFields[] = {
     F(ib_uverbs_qp_attr, path_mtu, kEnum).Names(&kMtuNames),
     F(ib_uverbs_qp_attr, qkey, kHex32),
     F(ib_uverbs_qp_attr, dest_qp_num, kHex32),
+    F(ib_uverbs_qp_attr, rq_psn, kHex32),
+    F(ib_uverbs_qp_attr, sq_psn, kHex32),
+    F(ib_uverbs_qp_attr, timeout, kU8),
+    F(ib_uverbs_qp_attr, retry_cnt, kU8),
+    F(ib_uverbs_qp_attr, rnr_retry, kU8),
+    F(ib_uverbs_qp_attr, min_rnr_timer, kU8),
 };
 constexpr Field kGetEventFields[] = {F(rdma_ucm_get_event, response, kResponsePtr)};
 // A CONNECT_REQUEST event carries the id of a new context the kernel created for the
