@@ -183,22 +183,29 @@ snapshot_tree() {
 # response in a --trace names (mi offset).
 queue_indexes() {
   local p=$1 range perms off dev inode path start end words
-  while read -r range perms off dev inode path; do
-    [[ $path == /dev/infiniband/uverbs* ]] || continue
-    start=$((16#${range%-*})) end=$((16#${range#*-}))
-    read -r -a words <<<"$(for at in 0 4 128 256; do
-      dd if="/proc/$p/mem" bs=4 count=1 skip=$((start + at)) iflag=skip_bytes 2>/dev/null |
-        od -An -tu4
-    done | tr -s ' \n' '  ')"
-    if ((${#words[@]} == 4 && words[0] >= 4 && words[0] <= 16 &&
-      (words[1] & (words[1] + 1)) == 0 && words[1] > 0 && words[1] < (1 << 24) &&
-      (1 << words[0]) * (words[1] + 1) < end - start)); then
-      echo "  queue $range ($path, offset 0x$off): $((words[1] + 1)) entries of" \
-        "$((1 << words[0])) bytes, producer ${words[2]}, consumer ${words[3]}"
-    else
-      echo "  mapping $range ($path, offset 0x$off, $perms): not an rxe queue"
-    fi
-  done <"/proc/$p/maps" 2>/dev/null
+  # Quiet: a process that exited since it was listed has no maps, nothing to say about it.
+  {
+    while read -r range perms off dev inode path; do
+      [[ $path == /dev/infiniband/uverbs* ]] || continue
+      start=$((16#${range%-*})) end=$((16#${range#*-}))
+      # One read of the header's first 260 bytes; words 0, 1, 32 and 64 are the four fields.
+      read -r -a words <<<"$(dd if="/proc/$p/mem" bs=260 count=1 skip="$start" iflag=skip_bytes \
+        2>/dev/null | od -An -tu4 -v | tr -s ' \n' '  ')"
+      if ((${#words[@]} == 65)); then
+        words=("${words[0]}" "${words[1]}" "${words[32]}" "${words[64]}")
+      else
+        words=()
+      fi
+      if ((${#words[@]} == 4 && words[0] >= 4 && words[0] <= 16 &&
+        (words[1] & (words[1] + 1)) == 0 && words[1] > 0 && words[1] < (1 << 24) &&
+        (1 << words[0]) * (words[1] + 1) < end - start)); then
+        echo "  queue $range ($path, offset 0x$off): $((words[1] + 1)) entries of" \
+          "$((1 << words[0])) bytes, producer ${words[2]}, consumer ${words[3]}"
+      else
+        echo "  mapping $range ($path, offset 0x$off, $perms): not an rxe queue"
+      fi
+    done <"/proc/$p/maps"
+  } 2>/dev/null || true
 }
 term_tree() {  # term_tree PID: TERM to PID and its descendants
   local -a tree
@@ -229,8 +236,8 @@ limited() {
     trap '' TERM
     read -r -a tree <<<"$(descendants "$pid")"
     snapshot_tree "$pid" >"$dump" 2>&1
-    # The QPs' states at that moment: a program polling for a completion that never comes
-    # (the hang above) shows where its QP stands.
+    # The QPs' and CQs' states at that moment: a program polling for a completion that never
+    # comes (the hang above) shows where its QP stands.
     { echo "rdma resource show qp:"; rdma resource show qp 2>&1 | sed 's/^/  /'
       echo "rdma resource show cq:"; rdma resource show cq 2>&1 | sed 's/^/  /'; } >>"$dump"
     # The whole tree, as timeout signals its process group; then KILL to what is left.
