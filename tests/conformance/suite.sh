@@ -160,12 +160,13 @@ descendants() {  # descendants PID: PID and every process below it, on one line
 snapshot_tree() {
   local p t
   for p in $(descendants "$1"); do
-    echo "process $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null)"
+    # (2> before <: a process gone since it was listed has no cmdline, and says nothing.)
+    echo "process $p: $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline")"
     for t in /proc/"$p"/task/*; do
       [[ -e $t/stat ]] || continue
-      echo "  task ${t##*/}: state $(sed 's/.*) //' "$t/stat" | cut -d' ' -f1)," \
+      echo "  task ${t##*/}: state $(sed 's/.*) //' "$t/stat" 2>/dev/null | cut -d' ' -f1)," \
         "wchan $(cat "$t/wchan" 2>/dev/null), syscall $(cat "$t/syscall" 2>/dev/null)," \
-        "$(grep -E '^TracerPid|^SigPnd|^ShdPnd|^SigBlk' "$t/status" | tr -s '\t\n' '  ')"
+        "$(grep -E '^TracerPid|^SigPnd|^ShdPnd|^SigBlk' "$t/status" 2>/dev/null | tr -s '\t\n' '  ')"
       sed 's/^/    /' "$t/stack" 2>/dev/null | sed -n 1,16p
     done
     echo "  fds: $(ls -l "/proc/$p/fd" 2>/dev/null | awk 'NR > 1 {printf "%s->%s ", $9, $11}')"
