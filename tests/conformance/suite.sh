@@ -718,7 +718,6 @@ case_mckey() {
     prefix_for "$2"
     p=$(next_port)
     group=239.255.$((p / 250 % 250)).$((p % 250 + 1))
-    echo "$group" >"$work/$tag.group"
     # The receiver's stdout line-buffered: its "receiving data transfers" says it has joined
     # and waits, which is when the sender may start (a datagram sent before is lost).
     limited 60 "$work/$tag.server.hang" "${pre[@]}" stdbuf -oL mckey -m "$group" -b "$IP1" -C 10 \
