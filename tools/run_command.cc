@@ -176,6 +176,9 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
                  "rdmaproxy: address-space freezes {} (tasks interrupted {}, stops held {}); "
                  "refused {}\n",
                  s.freezes, s.freeze_interrupts, s.held_stops, s.freeze_failures);
+    if (s.foreign_trace_stops != 0)
+      fmt::print(stderr, "rdmaproxy: stops the program's own seccomp filters asked for: {} (ENOSYS)\n",
+                 s.foreign_trace_stops);
     if (s.tasks_left_over != 0)  // a model error (TracerStats): worth a bug report
       fmt::print(stderr, "rdmaproxy: tasks tracked but never seen to end: {}\n",
                  s.tasks_left_over);

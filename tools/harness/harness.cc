@@ -87,6 +87,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
 
   TracerOptions tracer_options;
   tracer_options.range = options.range;
+  tracer_options.base_filter = &*filter;
   tracer_options.device_filter = &*device_filter;
   tracer_options.resolver = options.resolver;
   tracer_options.factory = options.factory;

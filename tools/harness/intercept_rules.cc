@@ -1,6 +1,7 @@
 #include "tools/harness/intercept_rules.h"
 
 #include <fcntl.h>
+#include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -79,7 +80,7 @@ const char* InterceptName(Intercept tag) {
   static constexpr const char* kNames[] = {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
-      "netlink-socket", "aio-submit", "nofile-limit",
+      "netlink-socket", "aio-submit", "nofile-limit", "seccomp-listener", "untraced-clone",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -117,6 +118,12 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     // getrlimit and sysconf(_SC_OPEN_MAX)) does not stop.
     {SYS_setrlimit,      {Is32(0, RLIMIT_NOFILE)},                               Trace(Intercept::kNofileLimit)},
     {SYS_prlimit64,      {Is32(1, RLIMIT_NOFILE), {2, Op::kGt, 0}},              Trace(Intercept::kNofileLimit)},
+    // Routes around the tracer (intercept_rules.h): a seccomp listener of the program's own,
+    // a child created untraced, and clone3, whose flags the filter cannot read.
+    {SYS_seccomp,        {Is32(0, SECCOMP_SET_MODE_FILTER),
+                          FlagSet(1, SECCOMP_FILTER_FLAG_NEW_LISTENER)},          Trace(Intercept::kSeccompListener)},
+    {SYS_clone,          {FlagSet(0, CLONE_UNTRACED)},                           Trace(Intercept::kUntracedClone)},
+    {SYS_clone3,         {},                                                     Errno(ENOSYS)},
   };
   // clang-format on
   for (const PathSyscall& row : kPathSyscalls) {

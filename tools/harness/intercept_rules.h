@@ -25,7 +25,11 @@
 //     NetlinkRdmaMode::kRefused (`rdmaproxy run --refuse-netlink`): libibverbs then falls back
 //     to sysfs enumeration for everything (rdma-core ibverbs_get_device_list);
 //   * io_uring_setup -> ENOSYS (io_uring requests bypass seccomp entirely);
-//   * pidfd_getfd of a reserved-range fd -> EPERM.
+//   * pidfd_getfd of a reserved-range fd -> EPERM;
+//   * clone3 -> ENOSYS: its flags are in memory, where the filter cannot see CLONE_UNTRACED;
+//     glibc then falls back to clone (clone_internal.c), whose flags are a register.
+// The program may add seccomp filters of its own; a stop's tag is then not taken on trust
+// (seccomp_run.h).
 // Everything else runs at native speed. docs/harness.md lists the table for users.
 #pragma once
 
@@ -54,6 +58,8 @@ enum class Intercept : uint16_t {
   kNetlinkSocket,  // socket(AF_NETLINK, *, NETLINK_RDMA)
   kAioSubmit,      // io_submit of a process that holds proxied fds (iocb fd check)
   kNofileLimit,    // setrlimit/prlimit64 setting RLIMIT_NOFILE (nofile_limit.h)
+  kSeccompListener,  // seccomp(SET_MODE_FILTER, NEW_LISTENER): a filter of the program's own
+  kUntracedClone,  // clone(CLONE_UNTRACED): a child the harness would not trace
   kCount,
 };
 const char* InterceptName(Intercept tag);

@@ -13,6 +13,8 @@ Result<SyscallInfo> GetSyscallInfo(pid_t tid) {
     return Fail(errno, "PTRACE_GET_SYSCALL_INFO({}): {}", tid, std::strerror(errno));
   SyscallInfo info;
   info.op = raw.op;
+  info.arch = raw.arch;
+  info.instruction_pointer = raw.instruction_pointer;
   switch (raw.op) {
     case PTRACE_SYSCALL_INFO_ENTRY:
       info.nr = static_cast<long>(raw.entry.nr);

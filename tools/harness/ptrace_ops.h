@@ -25,6 +25,8 @@ inline constexpr unsigned long kPtraceOptions = 0UL |
 struct SyscallInfo {
   uint8_t op = 0;                          // PTRACE_SYSCALL_INFO_*  // ENTRY / EXIT / SECCOMP
   long nr = -1;
+  uint32_t arch = 0;                       // ENTRY / SECCOMP: AUDIT_ARCH_* of the call
+  uint64_t instruction_pointer = 0;        // ENTRY / SECCOMP
   std::array<uint64_t, 6> args{};
   uint32_t ret_data = 0;  // SECCOMP: SECCOMP_RET_DATA of the rule that fired
   int64_t rval = 0;       // EXIT

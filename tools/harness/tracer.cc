@@ -398,8 +398,16 @@ void Tracer::OnSeccompStop(Task& task) {
       InstallPendingDeviceFilter(task))
     return;
 
-  const auto tag = static_cast<Intercept>(info->ret_data);
-  if (info->ret_data < stats_.by_intercept.size()) ++stats_.by_intercept[info->ret_data];
+  // Which rule fired, from the harness's own filters: a filter the program added may have
+  // reported another tag, or asked for this stop itself (tracer_own_filters.cc).
+  const std::optional<Intercept> own = OwnIntercept(*info);
+  if (!own) {
+    ApplyVerdict(task, OnForeignTrace({task, info->nr, info->args, Intercept::kCount}));
+    return;
+  }
+  const Intercept tag = *own;
+  if (static_cast<size_t>(tag) < stats_.by_intercept.size())
+    ++stats_.by_intercept[static_cast<size_t>(tag)];
   // clang-format off
   static constexpr struct {
     Intercept tag;
@@ -418,6 +426,8 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kNetlinkSocket, &Tracer::OnNetlinkSocket},
     {Intercept::kAioSubmit,    &Tracer::OnAioSubmit},
     {Intercept::kNofileLimit,  &Tracer::OnNofileLimit},
+    {Intercept::kSeccompListener, &Tracer::OnSeccompListener},
+    {Intercept::kUntracedClone, &Tracer::OnUntracedClone},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -45,6 +45,7 @@
 #include "tools/harness/intercept_rules.h"
 #include "tools/harness/path_canon.h"
 #include "tools/harness/path_resolver.h"
+#include "tools/harness/ptrace_ops.h"
 #include "tools/harness/regs.h"
 #include "tools/harness/seccomp_filter.h"
 #include "tools/harness/stop_waiter.h"
@@ -54,6 +55,11 @@ namespace rxp::harness {
 
 struct TracerOptions {
   FdRange range = *FdRange::Make(768, 256);
+  // The base filter (BuildBaseRules, compiled), installed in the first tracee before exec.
+  // With it, the tracer decides what each seccomp stop is by running its own filters on the
+  // call (seccomp_run.h) instead of believing the stop's tag, which a filter the program
+  // installed can set. Null: the tag is believed (a tracee with no filter but the harness's).
+  const BpfProgram* base_filter = nullptr;
   // The device filter (BuildDeviceRules, compiled), added to a process with its first proxied
   // fd. Null: the base filter must then contain the fd-range rules itself (tests).
   const BpfProgram* device_filter = nullptr;
@@ -98,6 +104,9 @@ struct TracerStats {
   // error (a task recorded twice, or never seen to die). Always 0 unless there is a bug.
   uint64_t tasks_left_over = 0;
   uint64_t denied = 0;        // syscalls skipped with an error by the harness or a handler
+  // Seccomp stops that the program's own filters asked for (RET_TRACE where the harness's
+  // filters allow the call): each answered ENOSYS, as with no tracer attached.
+  uint64_t foreign_trace_stops = 0;
   // Address-space freezes (tracer_freeze.cc): KernelScratch calls that had to stop other
   // tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended, and the
   // freezes given up (timeout, or the caller died meanwhile).
@@ -270,6 +279,11 @@ class Tracer {
   Verdict OnAioSubmit(const Stop& stop);
   // RLIMIT_NOFILE against the reserved range (tracer_limits.cc, nofile_limit.h).
   Verdict OnNofileLimit(const Stop& stop);
+  // Seccomp filters of the program's own, and untraced children (tracer_own_filters.cc).
+  std::optional<Intercept> OwnIntercept(const SyscallInfo& info) const;
+  Verdict OnForeignTrace(const Stop& stop);
+  Verdict OnSeccompListener(const Stop& stop);
+  Verdict OnUntracedClone(const Stop& stop);
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);
@@ -305,6 +319,8 @@ class Tracer {
   // Processes that share an fd table with a device-filtered one but lack the filter
   // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.
   std::set<pid_t> device_filter_pending_;
+  // (process, syscall) pairs whose foreign RET_TRACE has been logged: once each.
+  std::set<std::pair<pid_t, long>> foreign_trace_logged_;
 };
 
 }  // namespace rxp::harness

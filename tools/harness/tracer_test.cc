@@ -473,6 +473,42 @@ TEST_CASE("handlers see proxied calls and can deny or emulate them", "[tracer]")
   CHECK(RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options)["read"] == "42");
 }
 
+TEST_CASE("a seccomp filter of the program's own cannot steer a stop past the tracer", "[tracer]") {
+  Fixture f;
+  f.factory.on_entry = [](const SyscallView& call, TraceeAccess&) {
+    if (call.nr == SYS_ioctl) return EntryDecision::Deny(Fail(EACCES, "test says no"));
+    return EntryDecision::Allow();
+  };
+  // The program's filter returns SECCOMP_RET_TRACE on ioctl, openat and getppid, with data the
+  // tracer does not dispatch (0 and 0xffff), or with another rule's tag (close's).
+  for (const unsigned tag : {0U, 0xffffU, static_cast<unsigned>(Intercept::kClose)}) {
+    INFO("tag " << tag);
+    TesteeRun run = RunTestee({"own-filter", "/dev/infiniband/uverbs0", "/rxp-sandbox/a/file",
+                               std::to_string(tag)},
+                              f.options);
+    INFO(run.out << run.errors);
+    CHECK(InRange(run["fd"]));
+    CHECK(run["own_filter"] == "0");
+    // Still the handler's call, and still a redirected path.
+    CHECK(run["ioctl_verbs_proxied"] == "-EACCES");
+    CHECK(run["sandboxed_read"] == "1");
+    CHECK(run["sandboxed_x"] == "1");
+    // A stop only the program's filter asked for: ENOSYS, as with no tracer attached.
+    CHECK(run["getppid"] == "-ENOSYS");
+    CHECK(run.stats.foreign_trace_stops == 1);
+    CHECK(run.errors.find("seccomp filter of the program's own") != std::string::npos);
+    // A listener (whose CONTINUE would outrank every stop) and an untraced child are refused;
+    // clone3 is ENOSYS, and glibc's fork and pthread_create, which fall back to clone, work.
+    CHECK(run["listener"] == "-EBUSY");
+    CHECK(run.errors.find("SECCOMP_FILTER_FLAG_NEW_LISTENER") != std::string::npos);
+    CHECK(run["clone_untraced"] == "-EPERM");
+    CHECK(run.errors.find("CLONE_UNTRACED") != std::string::npos);
+    CHECK(run["clone3"] == "-ENOSYS");
+    CHECK(run["fork_child"] == "7");
+    CHECK(run["thread"] == "1");
+  }
+}
+
 TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {
   Fixture f;
   // The program writes "hello" to a proxied file; the handler copies it, upper-cased, into

@@ -14,6 +14,9 @@
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <linux/close_range.h>
+#include <linux/filter.h>
+#include <linux/sched.h>
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -31,6 +34,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -371,6 +375,52 @@ int ScmRights(const char* path, const char* alias) {
     Print("alias_fd", Ret(low));
     Print("ioctl_verbs_alias", Ret(ioctl(low, kRdmaVerbsIoctl, nullptr)));
   }
+  return 0;
+}
+
+// A seccomp filter of the program's own that asks for a tracer (RET_TRACE with `tag` as its
+// data) on ioctl, openat and getppid, then: a verbs ioctl on the proxied `path`, a redirected
+// open (`sandboxed`, expected to read "x"), getppid; a filter with a listener, an untraced
+// clone, clone3; and a fork and a thread, which must still work.
+int OwnFilter(const char* path, const char* sandboxed, unsigned tag) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(fd));
+  sock_filter insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 3, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_openat, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_getppid, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRACE | (tag & SECCOMP_RET_DATA)),
+  };
+  sock_fprog prog{static_cast<unsigned short>(std::size(insns)), insns};
+  Print("own_filter", Ret(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog)));
+  Print("ioctl_verbs_proxied", Ret(ioctl(fd, kRdmaVerbsIoctl, nullptr)));
+  int file = open(sandboxed, O_RDONLY | O_CLOEXEC);
+  char c = 0;
+  Print("sandboxed_read", file < 0 ? -errno : Ret(read(file, &c, 1)));
+  Print("sandboxed_x", c == 'x');
+  Print("getppid", Ret(syscall(SYS_getppid)));
+  Print("listener", Ret(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+                                SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog)));
+  long untraced = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
+  if (untraced == 0) _exit(0);
+  if (untraced > 0) waitpid(static_cast<pid_t>(untraced), nullptr, 0);
+  Print("clone_untraced", Ret(untraced));
+  clone_args args{};
+  args.exit_signal = SIGCHLD;
+  long clone3 = syscall(SYS_clone3, &args, sizeof args);
+  if (clone3 == 0) _exit(0);
+  if (clone3 > 0) waitpid(static_cast<pid_t>(clone3), nullptr, 0);
+  Print("clone3", Ret(clone3));
+  pid_t child = fork();
+  if (child == 0) _exit(7);
+  Print("fork_child", child > 0 ? WaitChild(child) : -errno);
+  pthread_t thread;
+  static std::atomic<int> ran{0};
+  const int created = pthread_create(&thread, nullptr, [](void*) -> void* { ran = 1; return nullptr; }, nullptr);
+  if (created == 0) pthread_join(thread, nullptr);
+  Print("thread", created == 0 ? ran.load() : -created);
   return 0;
 }
 
@@ -1014,6 +1064,7 @@ int main(int argc, char** argv) {
   if (cmd == "stop-cont") return StopCont();
   if (cmd == "scm-rights") return ScmRights(a, b);
   if (cmd == "proc-reopen") return ProcReopen(a);
+  if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
   if (cmd == "exec-keep") return ExecKeep(a);

@@ -1,0 +1,74 @@
+// Seccomp filters the program installs itself, and children it would create untraced: the
+// routes by which a traced program could have its syscalls skip the tracer's checks.
+//
+// The program runs with NO_NEW_PRIVS (the harness's filter needs it), so it may stack filters
+// of its own, and the kernel runs them all and takes the highest-precedence action
+// (kernel/seccomp.c seccomp_run_filters):
+//   * two RET_TRACEs: the newest filter's data is what the tracer reads, so the program's filter
+//     can relabel an ioctl on a proxied fd, or a path lookup, with a tag the tracer would not
+//     dispatch. The tracer therefore runs its own filters on the call (seccomp_run.h) and
+//     dispatches on their answer; where they allow the call, the stop is the program's alone
+//     and gets what the kernel gives a RET_TRACE with no tracer attached: ENOSYS.
+//   * RET_USER_NOTIF outranks RET_TRACE, and a listener that answers
+//     SECCOMP_USER_NOTIF_FLAG_CONTINUE has the call run with no stop at all. A listener is
+//     created only with the filter (SECCOMP_FILTER_FLAG_NEW_LISTENER), and that is refused.
+// clone(CLONE_UNTRACED) makes a child the tracer is not attached to (kernel_clone: no
+// PTRACE_EVENT_* is reported for it); it keeps the filters, so its own stopped calls fail
+// (ENOSYS), but it could trace a child of its own and resume that child's stops itself. It is
+// refused; clone3, whose flags the filter cannot read, is ENOSYS in the filter.
+#include <linux/seccomp.h>
+#include <sys/syscall.h>
+
+#include <cerrno>
+
+#include "tools/harness/seccomp_run.h"
+#include "tools/harness/tracer.h"
+#include "tools/harness/tracer_internal.h"
+
+namespace rxp::harness {
+
+std::optional<Intercept> Tracer::OwnIntercept(const SyscallInfo& info) const {
+  if (options_.base_filter == nullptr) return static_cast<Intercept>(info.ret_data);
+  seccomp_data data{};
+  data.nr = static_cast<int>(info.nr);
+  data.arch = info.arch;
+  data.instruction_pointer = info.instruction_pointer;
+  for (size_t i = 0; i < 6; ++i) data.args[i] = info.args[i];
+  // Both of the harness's filters, whether or not this process has the device filter yet: a
+  // call it would stop is handled as if it had (the handlers let an fd they do not proxy go),
+  // so a gap in the tracer's model of who has the filter cannot turn a real stop into ENOSYS.
+  const uint32_t action = RunSeccompStack({options_.device_filter, options_.base_filter}, data);
+  if ((action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_TRACE) return std::nullopt;
+  return static_cast<Intercept>(action & SECCOMP_RET_DATA);
+}
+
+// A RET_TRACE from the program's own filter on a call the harness's filters allow. The
+// program asked for a tracer it does not have (this one is the harness's), so the call fails
+// as it would natively with none attached (__seccomp_filter: "ENOSYS these calls if there is
+// no tracer attached").
+Tracer::Verdict Tracer::OnForeignTrace(const Stop& stop) {
+  ++stats_.foreign_trace_stops;
+  if (foreign_trace_logged_.insert({stop.task.tgid, stop.nr}).second)
+    options_.log->Error(
+        "[pid {}] {}: ENOSYS (a seccomp filter of the program's own returned SECCOMP_RET_TRACE; "
+        "the harness is the only tracer, so the call fails as with none attached)",
+        stop.task.tid, SyscallName(stop.nr));
+  return Verdict::Skip(-ENOSYS);
+}
+
+// EBUSY is the kernel's answer to a second listener in one filter stack (seccomp(2)); here
+// the harness holds the stack's interception.
+Tracer::Verdict Tracer::OnSeccompListener(const Stop& stop) {
+  return Deny(stop, Fail(EBUSY,
+                         "a seccomp filter with a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "
+                         "is refused under the harness: its SECCOMP_RET_USER_NOTIF would outrank "
+                         "the harness's stops"));
+}
+
+Tracer::Verdict Tracer::OnUntracedClone(const Stop& stop) {
+  return Deny(stop, Fail(EPERM,
+                         "CLONE_UNTRACED is refused under the harness: every process of the "
+                         "traced tree stays traced"));
+}
+
+}  // namespace rxp::harness
