@@ -81,6 +81,7 @@ const char* InterceptName(Intercept tag) {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-listener", "untraced-clone",
+      "remap-file-pages",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -163,6 +164,9 @@ std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
     // Asynchronous I/O names its fds inside the iocbs: every submission stops, and one that
     // names a proxied fd is refused (the kernel would write to it without a stop).
     {SYS_io_submit,      {},                                                     Trace(Intercept::kAioSubmit)},
+    // It names no fd: it re-runs the mmap of the file behind an existing shared mapping with a
+    // new offset, which for a device mapping would skip the offset check of proxied mmaps.
+    {SYS_remap_file_pages, {},                                                   Trace(Intercept::kRemapFilePages)},
   };
   // clang-format on
   rules.insert(rules.end(), std::begin(kFdModel), std::end(kFdModel));

@@ -6,7 +6,7 @@
 // children and across exec. A process that never opens an RDMA device therefore never runs the
 // fd-range checks on its read/write/close/... (they would cost every such syscall a BPF run).
 //
-// Three kinds of syscalls stop (SECCOMP_RET_TRACE, tagged with an Intercept):
+// These syscalls stop (SECCOMP_RET_TRACE, tagged with an Intercept):
 //   * (device filter) syscalls that name a reserved-range fd (kFdSyscalls): the proxied file's
 //     handler runs; dup/dup2/dup3/fcntl(F_DUPFD*)/close/close_range keep proxied fds inside
 //     the range and the fd model in step;
@@ -15,11 +15,19 @@
 //   * (base) path lookups (kPathSyscalls), for /dev/infiniband and /sys redirection;
 //   * (device filter) sendmsg/sendmmsg, so a proxied fd is not handed to another process
 //     over a unix socket (SCM_RIGHTS), where it would escape the harness;
-//   * (device filter) io_submit, whose iocbs name fds the filter cannot see.
+//   * (device filter) io_submit, whose iocbs name fds the filter cannot see;
 //   * (base) socket(AF_NETLINK, *, NETLINK_RDMA): the new socket moves into the range, where
 //     every request it sends is filtered (netlink_rdma.h).
 //   * (base) a new RLIMIT_NOFILE (setrlimit, prlimit64 with a new limit): a hard limit below
 //     the range's end is kept at that end (nofile_limit.h).
+//   * (base) seccomp(SECCOMP_SET_MODE_FILTER) with SECCOMP_FILTER_FLAG_NEW_LISTENER, and
+//     clone(CLONE_UNTRACED): refused with a logged reason (tracer_bypasses.cc). A listener's
+//     SECCOMP_RET_USER_NOTIF outranks the harness's RET_TRACE, and its answer
+//     SECCOMP_USER_NOTIF_FLAG_CONTINUE runs the call with no stop at all; an untraced child
+//     could trace children of its own and resume their stops itself.
+//   * (device filter) remap_file_pages, refused: it runs a mapped file's mmap again with a new
+//     offset and no fd (do_mmap on vma->vm_file), so a device mapping's offset would reach the
+//     driver unchecked.
 // A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
 //   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT instead, with
 //     NetlinkRdmaMode::kRefused (`rdmaproxy run --refuse-netlink`): libibverbs then falls back
@@ -60,6 +68,7 @@ enum class Intercept : uint16_t {
   kNofileLimit,    // setrlimit/prlimit64 setting RLIMIT_NOFILE (nofile_limit.h)
   kSeccompListener,  // seccomp(SET_MODE_FILTER, NEW_LISTENER): a filter of the program's own
   kUntracedClone,  // clone(CLONE_UNTRACED): a child the harness would not trace
+  kRemapFilePages,  // remap_file_pages of a process that holds proxied fds
   kCount,
 };
 const char* InterceptName(Intercept tag);

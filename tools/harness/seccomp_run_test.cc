@@ -138,6 +138,8 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
   CHECK(run(Call(SYS_clone, {CLONE_UNTRACED | SIGCHLD})) == Trace(Intercept::kUntracedClone));
   CHECK(run(Call(SYS_clone, {CLONE_VM | CLONE_THREAD | CLONE_SIGHAND})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_clone3, {0, 88})) == (SECCOMP_RET_ERRNO | ENOSYS));
+  CHECK(run(Call(SYS_remap_file_pages, {0x7000'0000, 4096, 0, 1, 0})) == Trace(Intercept::kRemapFilePages));
+  CHECK(run_base(Call(SYS_remap_file_pages, {0x7000'0000, 4096, 0, 1, 0})) == SECCOMP_RET_ALLOW);
   // Another architecture's syscall table: ENOSYS whatever the number.
   CHECK(run(Call(SYS_read, {800}, AUDIT_ARCH_I386)) == (SECCOMP_RET_ERRNO | ENOSYS));
 }

@@ -399,7 +399,7 @@ void Tracer::OnSeccompStop(Task& task) {
     return;
 
   // Which rule fired, from the harness's own filters: a filter the program added may have
-  // reported another tag, or asked for this stop itself (tracer_own_filters.cc).
+  // reported another tag, or asked for this stop itself (tracer_bypasses.cc).
   const std::optional<Intercept> own = OwnIntercept(*info);
   if (!own) {
     ApplyVerdict(task, OnForeignTrace({task, info->nr, info->args, Intercept::kCount}));
@@ -428,6 +428,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kNofileLimit,  &Tracer::OnNofileLimit},
     {Intercept::kSeccompListener, &Tracer::OnSeccompListener},
     {Intercept::kUntracedClone, &Tracer::OnUntracedClone},
+    {Intercept::kRemapFilePages, &Tracer::OnRemapFilePages},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -279,11 +279,13 @@ class Tracer {
   Verdict OnAioSubmit(const Stop& stop);
   // RLIMIT_NOFILE against the reserved range (tracer_limits.cc, nofile_limit.h).
   Verdict OnNofileLimit(const Stop& stop);
-  // Seccomp filters of the program's own, and untraced children (tracer_own_filters.cc).
+  // Routes around the tracer's checks (tracer_bypasses.cc): seccomp filters of the program's
+  // own, untraced children, remap_file_pages.
   std::optional<Intercept> OwnIntercept(const SyscallInfo& info) const;
   Verdict OnForeignTrace(const Stop& stop);
   Verdict OnSeccompListener(const Stop& stop);
   Verdict OnUntracedClone(const Stop& stop);
+  Verdict OnRemapFilePages(const Stop& stop);
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);

@@ -509,6 +509,21 @@ TEST_CASE("a seccomp filter of the program's own cannot steer a stop past the tr
   }
 }
 
+TEST_CASE("remap_file_pages is refused where proxied fds are, and runs elsewhere", "[tracer]") {
+  Fixture f;
+  // uverbs2 is a proxied plain file: natively remap_file_pages works on it.
+  TesteeRun proxied = RunTestee({"remap-file-pages", "/dev/infiniband/uverbs2"}, f.options);
+  INFO(proxied.out << proxied.errors);
+  CHECK(InRange(proxied["fd"]));
+  CHECK(proxied["mmap"] == "0");
+  CHECK(proxied["remap"] == "-EPERM");
+  CHECK(proxied.errors.find("remap_file_pages is refused") != std::string::npos);
+  TesteeRun plain = RunTestee({"remap-file-pages", f.tree.root + "/device-file"}, f.options);
+  INFO(plain.out << plain.errors);
+  CHECK(plain["remap"] == "0");
+  CHECK(plain.stats.by_intercept[static_cast<size_t>(Intercept::kRemapFilePages)] == 0);
+}
+
 TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {
   Fixture f;
   // The program writes "hello" to a proxied file; the handler copies it, upper-cased, into

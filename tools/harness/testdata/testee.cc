@@ -21,6 +21,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -421,6 +422,16 @@ int OwnFilter(const char* path, const char* sandboxed, unsigned tag) {
   const int created = pthread_create(&thread, nullptr, [](void*) -> void* { ran = 1; return nullptr; }, nullptr);
   if (created == 0) pthread_join(thread, nullptr);
   Print("thread", created == 0 ? ran.load() : -created);
+  return 0;
+}
+
+// A shared mapping of PATH, then remap_file_pages onto another offset of the same file.
+int RemapFilePages(const char* path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(fd));
+  void* at = mmap(nullptr, 8192, PROT_READ, MAP_SHARED, fd, 0);
+  Print("mmap", at == MAP_FAILED ? -errno : 0);
+  if (at != MAP_FAILED) Print("remap", Ret(syscall(SYS_remap_file_pages, at, 4096, 0, 1, 0)));
   return 0;
 }
 
@@ -1064,6 +1075,7 @@ int main(int argc, char** argv) {
   if (cmd == "stop-cont") return StopCont();
   if (cmd == "scm-rights") return ScmRights(a, b);
   if (cmd == "proc-reopen") return ProcReopen(a);
+  if (cmd == "remap-file-pages") return RemapFilePages(a);
   if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);

@@ -1,5 +1,5 @@
-// Seccomp filters the program installs itself, and children it would create untraced: the
-// routes by which a traced program could have its syscalls skip the tracer's checks.
+// Routes by which a traced program could have its syscalls skip the tracer's checks: seccomp
+// filters it installs itself, children it would create untraced, and remap_file_pages.
 //
 // The program runs with NO_NEW_PRIVS (the harness's filter needs it), so it may stack filters
 // of its own, and the kernel runs them all and takes the highest-precedence action
@@ -16,6 +16,12 @@
 // PTRACE_EVENT_* is reported for it); it keeps the filters, so its own stopped calls fail
 // (ENOSYS), but it could trace a child of its own and resume that child's stops itself. It is
 // refused; clone3, whose flags the filter cannot read, is ENOSYS in the filter.
+//
+// remap_file_pages (mm/mmap.c) takes no fd: it calls do_mmap again on the file of an existing
+// shared mapping with an offset of the caller's choosing. On a uverbs mapping that runs the
+// driver's mmap (mlx5_ib_mmap, rxe_mmap) on an offset the proxy never checked. The call has
+// been deprecated since Linux 3.16 and nothing in rdma-core uses it; a process with the device
+// filter (one that holds or held proxied fds) is refused it.
 #include <linux/seccomp.h>
 #include <sys/syscall.h>
 
@@ -69,6 +75,12 @@ Tracer::Verdict Tracer::OnUntracedClone(const Stop& stop) {
   return Deny(stop, Fail(EPERM,
                          "CLONE_UNTRACED is refused under the harness: every process of the "
                          "traced tree stays traced"));
+}
+
+Tracer::Verdict Tracer::OnRemapFilePages(const Stop& stop) {
+  return Deny(stop, Fail(EPERM,
+                         "remap_file_pages is refused in a process with proxied fds: it would "
+                         "map a device offset the proxy never checked"));
 }
 
 }  // namespace rxp::harness
