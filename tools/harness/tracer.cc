@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -219,6 +220,8 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     threads_per_process_.erase(tgid);
     device_filtered_.erase(tgid);
     device_filter_pending_.erase(tgid);
+    foreign_trace_logged_.erase(foreign_trace_logged_.lower_bound({tgid, LONG_MIN}),
+                                foreign_trace_logged_.lower_bound({tgid + 1, LONG_MIN}));
     if (options_.factory != nullptr)
       options_.factory->OnProcessEvent({ProcessEvent::Kind::kExit, tgid, 0, false, false});
   }

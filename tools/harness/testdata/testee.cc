@@ -402,6 +402,7 @@ int OwnFilter(const char* path, const char* sandboxed, unsigned tag) {
   Print("sandboxed_read", file < 0 ? -errno : Ret(read(file, &c, 1)));
   Print("sandboxed_x", c == 'x');
   Print("getppid", Ret(syscall(SYS_getppid)));
+  Print("getppid_again", Ret(syscall(SYS_getppid)));
   Print("listener", Ret(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
                                 SECCOMP_FILTER_FLAG_NEW_LISTENER, &prog)));
   long untraced = syscall(SYS_clone, CLONE_UNTRACED | SIGCHLD, 0, 0, 0, 0);
