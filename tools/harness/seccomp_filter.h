@@ -2,8 +2,9 @@
 //
 // The harness decides what stops with a static filter: each rule names a syscall, up to a few
 // argument conditions (all must hold) and an action. Rules for the same syscall are alternatives.
-// TRACE actions carry a 16-bit tag in SECCOMP_RET_DATA; the tracer reads it back from
-// PTRACE_GET_SYSCALL_INFO (seccomp.ret_data) to know which rule fired without re-deciding.
+// TRACE actions carry a 16-bit tag in SECCOMP_RET_DATA that names the rule. The tracer does not
+// take the tag a stop reports on trust (a filter the program stacks on top can set it): it runs
+// the compiled programs on the stopped call itself (seccomp_run.h) and reads the tag from that.
 //
 // The program is compiled in the parent (libseccomp allocates) and installed in the child
 // between fork and exec with InstallFilter, which only makes two syscalls (the nsjail/sandbox2

@@ -17,6 +17,23 @@ bool LoadWord(const seccomp_data& data, uint32_t k, uint32_t* out) {
   return true;
 }
 
+// BPF_LD into A, BPF_LDX into X: a word of seccomp_data (A only), its length, an immediate, or
+// scratch memory; all 32-bit (the kernel admits no other size or mode).
+bool Load(uint16_t code, uint32_t k, const seccomp_data& data,
+          const std::array<uint32_t, BPF_MEMWORDS>& mem, uint32_t& reg) {
+  if (BPF_SIZE(code) != BPF_W) return false;
+  switch (BPF_MODE(code)) {
+    case BPF_ABS: return BPF_CLASS(code) == BPF_LD && LoadWord(data, k, &reg);
+    case BPF_LEN: reg = kDataSize; return true;
+    case BPF_IMM: reg = k; return true;
+    case BPF_MEM:
+      if (k >= BPF_MEMWORDS) return false;
+      reg = mem[k];
+      return true;
+    default: return false;
+  }
+}
+
 // BPF_ALU: the operand is K or X. Division by a zero X ends the program with 0, as the
 // classic interpreter does (a zero K is refused when the filter is checked).
 bool Alu(uint16_t code, uint32_t operand, uint32_t& a) {
@@ -61,28 +78,10 @@ uint32_t RunSeccompProgram(std::span<const sock_filter> insns, const seccomp_dat
     const uint32_t k = in.k;
     switch (BPF_CLASS(code)) {
       case BPF_LD:
-        if (code == (BPF_LD | BPF_W | BPF_ABS)) {
-          if (!LoadWord(data, k, &a)) return kKill;
-        } else if (code == (BPF_LD | BPF_W | BPF_LEN)) {
-          a = kDataSize;
-        } else if (code == (BPF_LD | BPF_IMM)) {
-          a = k;
-        } else if (code == (BPF_LD | BPF_MEM) && k < BPF_MEMWORDS) {
-          a = mem[k];
-        } else {
-          return kKill;
-        }
+        if (!Load(code, k, data, mem, a)) return kKill;
         break;
       case BPF_LDX:
-        if (code == (BPF_LDX | BPF_W | BPF_LEN)) {
-          x = kDataSize;
-        } else if (code == (BPF_LDX | BPF_IMM)) {
-          x = k;
-        } else if (code == (BPF_LDX | BPF_MEM) && k < BPF_MEMWORDS) {
-          x = mem[k];
-        } else {
-          return kKill;
-        }
+        if (!Load(code, k, data, mem, x)) return kKill;
         break;
       case BPF_ST:
         if (k >= BPF_MEMWORDS) return kKill;

@@ -81,6 +81,13 @@ TEST_CASE("the interpreter refuses what the kernel would not have installed", "[
   CHECK(RunSeccompProgram(outside, Call(0)) == kKill);
   const std::vector<sock_filter> memory = {BPF_STMT(BPF_ST, BPF_MEMWORDS), BPF_STMT(BPF_RET | BPF_K, 0)};
   CHECK(RunSeccompProgram(memory, Call(0)) == kKill);
+  // Packet loads: a byte or half-word, an indirect load, X from the seccomp_data.
+  for (int code : {BPF_LD | BPF_B | BPF_ABS, BPF_LD | BPF_H | BPF_ABS, BPF_LD | BPF_W | BPF_IND,
+                   BPF_LDX | BPF_W | BPF_ABS, BPF_LDX | BPF_B | BPF_MSH}) {
+    const std::vector<sock_filter> load = {BPF_STMT(static_cast<uint16_t>(code), 0),
+                                           BPF_STMT(BPF_RET | BPF_K, 0)};
+    CHECK(RunSeccompProgram(load, Call(0)) == kKill);
+  }
   // Division by a zero X ends the program with 0 (the classic interpreter's answer).
   const std::vector<sock_filter> divide = {BPF_STMT(BPF_LD | BPF_IMM, 8), BPF_STMT(BPF_LDX | BPF_IMM, 0),
                                            BPF_STMT(BPF_ALU | BPF_DIV | BPF_X, 0),

@@ -2,7 +2,8 @@
 //
 // One thread (the caller of Run) waits for every tracee with waitpid(-1, __WALL) and
 // dispatches each stop:
-//   * seccomp stops (a rule of intercept_rules.h fired; its tag says which) go to the fd
+//   * seccomp stops (a rule of intercept_rules.h fired; the tracer runs its own compiled
+//     filters on the call to learn which, tracer_bypasses.cc) go to the fd
 //     model and the proxied file's handler (tracer_fd.cc) or to path redirection
 //     (tracer_path.cc); the verdict is applied by skipping the syscall (orig_rax = -1), by
 //     rewriting argument registers, and/or by asking for the exit stop (PTRACE_SYSCALL);
