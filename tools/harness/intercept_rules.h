@@ -21,13 +21,8 @@
 //   * (base) a new RLIMIT_NOFILE (setrlimit, prlimit64 with a new limit): a hard limit below
 //     the range's end is kept at that end (nofile_limit.h).
 //   * (base) seccomp(SECCOMP_SET_MODE_FILTER) with SECCOMP_FILTER_FLAG_NEW_LISTENER, and
-//     clone(CLONE_UNTRACED): refused with a logged reason (tracer_bypasses.cc). A listener's
-//     SECCOMP_RET_USER_NOTIF outranks the harness's RET_TRACE, and its answer
-//     SECCOMP_USER_NOTIF_FLAG_CONTINUE runs the call with no stop at all; an untraced child
-//     could trace children of its own and resume their stops itself.
-//   * (device filter) remap_file_pages, refused: it runs a mapped file's mmap again with a new
-//     offset and no fd (do_mmap on vma->vm_file), so a device mapping's offset would reach the
-//     driver unchecked.
+//     clone(CLONE_UNTRACED), and (device filter) remap_file_pages: refused with a logged
+//     reason; tracer_bypasses.cc says why each is a route around the tracer.
 // A few are answered by the base filter alone, without a stop (SECCOMP_RET_ERRNO):
 //   * socket(AF_NETLINK, *, NETLINK_RDMA) -> EPROTONOSUPPORT instead, with
 //     NetlinkRdmaMode::kRefused (`rdmaproxy run --refuse-netlink`): libibverbs then falls back

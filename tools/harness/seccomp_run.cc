@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <optional>
 
 namespace rxp::harness {
 namespace {
@@ -55,13 +56,14 @@ bool Alu(uint16_t code, uint32_t operand, uint32_t& a) {
   }
 }
 
-bool JumpTaken(uint16_t code, uint32_t a, uint32_t operand) {
+// A conditional BPF_JMP: whether it is taken; nullopt for an operation seccomp does not admit.
+std::optional<bool> JumpTaken(uint16_t code, uint32_t a, uint32_t operand) {
   switch (BPF_OP(code)) {
     case BPF_JEQ: return a == operand;
     case BPF_JGT: return a > operand;
     case BPF_JGE: return a >= operand;
     case BPF_JSET: return (a & operand) != 0;
-    default: return false;
+    default: return std::nullopt;
   }
 }
 
@@ -99,9 +101,9 @@ uint32_t RunSeccompProgram(std::span<const sock_filter> insns, const seccomp_dat
         if (BPF_OP(code) == BPF_JA) {
           skip = k;
         } else {
-          const uint16_t op = BPF_OP(code);
-          if (op != BPF_JEQ && op != BPF_JGT && op != BPF_JGE && op != BPF_JSET) return kKill;
-          skip = JumpTaken(code, a, BPF_SRC(code) == BPF_X ? x : k) ? in.jt : in.jf;
+          const std::optional<bool> taken = JumpTaken(code, a, BPF_SRC(code) == BPF_X ? x : k);
+          if (!taken) return kKill;
+          skip = *taken ? in.jt : in.jf;
         }
         if (skip >= insns.size() - pc - 1) return kKill;  // past the last instruction
         pc += skip;
