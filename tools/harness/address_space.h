@@ -4,8 +4,9 @@
 // It owns the scratch region: a private anonymous mapping the harness injects into the tracee
 // (mmap, PROT_READ) the first time a rewritten argument needs memory there — a redirected path,
 // or a buffer an engine wants to hand the kernel. The tracee cannot write it (another thread
-// cannot swap a path after the harness chose it); the harness writes it through
-// /proc/<pid>/mem, which uses FOLL_FORCE. Each thread that is inside a rewritten syscall holds
+// cannot swap a path after the harness chose it): the region is sealed where the kernel has
+// mseal (Linux 6.10), and the tracee cannot open /proc/<pid>/mem for writing (tracer_path.cc);
+// the harness writes it through its own /proc/<pid>/mem, which uses FOLL_FORCE. Each thread that is inside a rewritten syscall holds
 // one slot until that syscall's exit. A fork child inherits a copy of the mapping at the same
 // address; exec drops it with the mm.
 //

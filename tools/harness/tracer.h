@@ -119,6 +119,10 @@ struct TracerStats {
   std::array<uint64_t, static_cast<size_t>(Intercept::kCount)> by_intercept{};
 };
 
+// Whether the running kernel has mseal(2) (Linux 6.10), with which the tracer seals each
+// address space's scratch region (tracer_inject.cc, EnsureScratch).
+bool KernelSealsMappings();
+
 class Tracer {
  public:
   explicit Tracer(TracerOptions options);
@@ -295,6 +299,10 @@ class Tracer {
 
   // Path redirection (tracer_path.cc).
   Verdict OnPath(const Stop& stop);
+  Verdict DecidePath(const Stop& stop, const PathSyscall& row);
+  // At the exit of an open that may give write access: a /proc/<pid>/mem file is closed again
+  // and the open fails with EACCES (tracer_path.cc).
+  ExitFn RefuseMemFileForWriting(const Stop& stop);
   Verdict RewritePath(const Stop& stop, const PathSyscall& row, const std::string& host,
                       ExitFn on_exit);
   Verdict EmulateProcFdReadlink(const Stop& stop, const PathSyscall& row,

@@ -4,6 +4,7 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <cstring>
 
@@ -17,9 +18,25 @@ namespace {
 // redirected path needs, so both can be there at once.
 constexpr uint64_t kFilterSlotOffset = 8192;
 
+// mseal(2): the same number on every architecture (Linux 6.10; not in every libc's headers).
+constexpr long kSysMseal = 462;
+
 constexpr uint64_t kDeviceFilterFlags = SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
 
 }  // namespace
+
+// Whether this kernel has mseal(2): asked once, by sealing a page of the harness's own (left
+// mapped, 4 KiB for the harness's lifetime). ENOSYS before Linux 6.10.
+bool KernelSealsMappings() {
+  static const bool seals = [] {
+    void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) return false;
+    const bool ok = syscall(kSysMseal, page, 4096, 0) == 0;
+    if (!ok) munmap(page, 4096);
+    return ok;
+  }();
+  return seals;
+}
 
 // Runs nr(args) in `task`, which is at a seccomp stop, in place of the syscall it is about to
 // make, then makes it issue that syscall again: it passes the filter again and comes back as a
@@ -51,10 +68,17 @@ std::optional<Result<long>> Tracer::InjectBeforeSyscall(
 }
 
 // The region is mapped read-only to the tracee, then its second half made writable (the
-// kernel-writable slots, AddressSpace::KernelSlotOf).
+// kernel-writable slots, AddressSpace::KernelSlotOf), then sealed where the kernel can
+// (mseal(2), Linux 6.10): the read-only half is what keeps another thread from rewriting a
+// validated copy, and without the seal the program could mprotect it writable, munmap it and
+// map its own memory there, or zero it with madvise(MADV_DONTNEED) (mm/mseal.c,
+// can_modify_vma; the seal is kept across fork, with the vma's flags in dup_mmap). Writes
+// through /proc/<pid>/mem still reach a sealed read-only page (FOLL_FORCE): the harness
+// refuses to open those files for writing (tracer_path.cc).
 bool Tracer::EnsureScratch(Task& task) {
   constexpr uint64_t kNoFd = static_cast<uint64_t>(-1);
-  auto addr = InjectBeforeSyscall(task, [](const InjectFn& inject) -> Result<long> {
+  const bool seal = KernelSealsMappings();
+  auto addr = InjectBeforeSyscall(task, [seal](const InjectFn& inject) -> Result<long> {
     auto base = inject(SYS_mmap, {0, AddressSpace::region_size(), PROT_READ,
                                   MAP_PRIVATE | MAP_ANONYMOUS, kNoFd, 0});
     if (!base.ok() || *base < 0) return base;
@@ -62,6 +86,14 @@ bool Tracer::EnsureScratch(Task& task) {
                                     AddressSpace::half_size(), PROT_READ | PROT_WRITE, 0, 0, 0});
     if (!rw.ok()) return std::move(rw).error();
     if (*rw < 0) return *rw;
+    if (seal) {
+      // A kernel that has mseal and refuses it here (the program's own seccomp filter, say)
+      // leaves the region unprotected: it is not used then (below).
+      auto sealed = inject(kSysMseal, {static_cast<uint64_t>(*base), AddressSpace::region_size(),
+                                       0, 0, 0, 0});
+      if (!sealed.ok()) return std::move(sealed).error();
+      if (*sealed < 0) return *sealed;
+    }
     return base;
   });
   if (!addr) return false;
@@ -69,7 +101,7 @@ bool Tracer::EnsureScratch(Task& task) {
     task.mm->SetScratch(static_cast<uint64_t>(**addr));
   } else {
     task.mm->MarkScratchUnavailable();
-    options_.log->Error("[pid {}] cannot map the harness scratch region: {}", task.tgid,
+    options_.log->Error("[pid {}] cannot map and seal the harness scratch region: {}", task.tgid,
                         addr->ok() ? std::strerror(static_cast<int>(-**addr))
                                    : addr->error().ToString());
   }

@@ -9,12 +9,18 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <optional>
+#include <string_view>
 
 #include "tools/harness/ordered_listing.h"
 #include "tools/harness/tracer.h"
@@ -46,6 +52,52 @@ Result<OpenArgs> ReadOpenArgs(const PathSyscall& row, const std::array<uint64_t,
   return out;
 }
 
+// Whether an open may give write access. open/openat/creat carry their flags in registers,
+// which no other thread can change; openat2's are in memory, so it always may. O_PATH ignores
+// the access mode (open(2)); an access mode of 3 is neither read nor write, but is checked
+// as a write (Linux asks for both permissions for it).
+bool MayOpenForWriting(const PathSyscall& row, const std::array<uint64_t, 6>& args) {
+  if (row.nr == SYS_creat || row.nr == SYS_openat2) return true;
+  if (row.flags_arg < 0) return false;
+  const uint64_t flags = args[static_cast<size_t>(row.flags_arg)];
+  return (flags & O_PATH) == 0 && (flags & O_ACCMODE) != O_RDONLY;
+}
+
+// Whether `link` (a /proc/<tid>/fd/N of the tracer's) is a procfs "mem" file:
+// /proc/<pid>/mem or /proc/<pid>/task/<tid>/mem (fs/proc/base.c, proc_mem_operations). Its
+// writes use FOLL_FORCE (mem_rw), which reaches read-only pages: the scratch region's, which
+// hold the validated copies the kernel reads. The target's name, not its path, is checked: a
+// procfs mounted where the tracer cannot see it still ends in "<pid>/mem".
+std::optional<std::string> ProcMemFileOf(const std::string& link) {
+  struct statfs fs{};
+  if (statfs(link.c_str(), &fs) != 0 || fs.f_type != PROC_SUPER_MAGIC) return std::nullopt;
+  char target[PATH_MAX];
+  const ssize_t n = readlink(link.c_str(), target, sizeof(target) - 1);
+  if (n <= 0) return std::nullopt;
+  const std::string path(target, static_cast<size_t>(n));
+  constexpr std::string_view kMem = "/mem";
+  if (path.size() <= kMem.size() || !path.ends_with(kMem)) return std::nullopt;
+  const std::string dir = path.substr(0, path.size() - kMem.size());
+  const std::string id = dir.substr(dir.rfind('/') + 1);
+  if (id.empty() || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  return path;
+}
+
+// The access mode the file was opened with (/proc/<tid>/fdinfo/N "flags:", octal).
+std::optional<int> AccessModeOf(pid_t tid, long fd) {
+  std::ifstream info("/proc/" + std::to_string(tid) + "/fdinfo/" + std::to_string(fd));
+  std::string key;
+  while (info >> key) {
+    if (key == "flags:") {
+      unsigned long flags = 0;
+      if (info >> std::oct >> flags) return static_cast<int>(flags & O_ACCMODE);
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
 // Whether two paths name the same file (stat(2) of both: device and inode).
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa{}, sb{};
@@ -57,13 +109,24 @@ bool SameFile(const std::string& a, const std::string& b) {
 
 Tracer::Verdict Tracer::OnPath(const Stop& stop) {
   const PathSyscall* row = FindPathSyscall(stop.nr);
-  if (row == nullptr || options_.resolver == nullptr) return Verdict::Continue();
+  if (row == nullptr) return Verdict::Continue();
+  Verdict verdict = options_.resolver != nullptr ? DecidePath(stop, *row) : Verdict::Continue();
+  // An open the harness leaves alone may still reach /proc/<pid>/mem. That is decided at the
+  // exit, on the file opened: the path, a symlink on it or a dirfd can change until the
+  // kernel's lookup. (An open the harness rewrites or adopts reaches the file it chose.)
+  if (verdict.kind == Verdict::Kind::kContinue && row->op == PathOp::kOpen &&
+      MayOpenForWriting(*row, stop.args))
+    return Verdict::WatchExit(RefuseMemFileForWriting(stop));
+  return verdict;
+}
+
+Tracer::Verdict Tracer::DecidePath(const Stop& stop, const PathSyscall& row) {
   Task& task = stop.task;
   ProcessMemory memory(task.tid, &task.mm->mem_fd());
   // Unreadable, too long or empty paths: the kernel gives the app its own error for them.
-  auto raw = memory.ReadCString(stop.args[static_cast<size_t>(row->path_arg)], PATH_MAX - 1);
+  auto raw = memory.ReadCString(stop.args[static_cast<size_t>(row.path_arg)], PATH_MAX - 1);
   if (!raw.ok() || raw->empty()) return Verdict::Continue();
-  auto open = ReadOpenArgs(*row, stop.args, memory);
+  auto open = ReadOpenArgs(row, stop.args, memory);
   if (!open.ok()) return Verdict::Continue();
   const uint64_t flags = open->flags;
 
@@ -71,14 +134,14 @@ Tracer::Verdict Tracer::OnPath(const Stop& stop) {
   request.tid = task.tid;
   request.tgid = task.tgid;
   // dirfd is an int: the kernel truncates the register (do_sys_openat2(int dfd, ...)).
-  request.dirfd = row->dirfd_arg >= 0
-                      ? static_cast<int>(static_cast<uint32_t>(stop.args[static_cast<size_t>(row->dirfd_arg)]))
+  request.dirfd = row.dirfd_arg >= 0
+                      ? static_cast<int>(static_cast<uint32_t>(stop.args[static_cast<size_t>(row.dirfd_arg)]))
                       : AT_FDCWD;
   request.raw = *raw;
-  request.follow_last = !row->never_follows && (flags & row->nofollow_flag) == 0;
+  request.follow_last = !row.never_follows && (flags & row.nofollow_flag) == 0;
   auto canon = Canonicalize(request, *options_.host_fs, *options_.resolver);
   if (!canon.ok()) return Verdict::Continue();  // bad dirfd etc.: the kernel reports it
-  const char* op = PathOpName(row->op);
+  const char* op = PathOpName(row.op);
   if (canon->hidden) {
     ++stats_.paths_failed;
     options_.log->Trace("[pid {}] {} {}: ENOENT ({} is hidden from the sandbox)", task.tid, op,
@@ -86,8 +149,8 @@ Tracer::Verdict Tracer::OnPath(const Stop& stop) {
     return Verdict::Skip(-ENOENT);
   }
 
-  Resolution resolution = options_.resolver->Resolve(canon->sandbox, row->op);
-  const bool adopt = resolution.proxy && row->op == PathOp::kOpen;
+  Resolution resolution = options_.resolver->Resolve(canon->sandbox, row.op);
+  const bool adopt = resolution.proxy && row.op == PathOp::kOpen;
   switch (resolution.kind) {
     case Resolution::Kind::kFail:
       ++stats_.paths_failed;
@@ -95,8 +158,8 @@ Tracer::Verdict Tracer::OnPath(const Stop& stop) {
                           std::strerror(resolution.errnum), resolution.label);
       return Verdict::Skip(-static_cast<long>(resolution.errnum));
     case Resolution::Kind::kPassThrough:
-      if (row->op == PathOp::kReadlink && IsProcMagicLink(canon->sandbox))
-        return EmulateProcFdReadlink(stop, *row, canon->sandbox);
+      if (row.op == PathOp::kReadlink && IsProcMagicLink(canon->sandbox))
+        return EmulateProcFdReadlink(stop, row, canon->sandbox);
       if (adopt)
         return Verdict::WatchExit(
             AdoptOpenedFd(stop, canon->sandbox, std::move(resolution), static_cast<int>(flags)));
@@ -109,14 +172,14 @@ Tracer::Verdict Tracer::OnPath(const Stop& stop) {
   // The kernel would reach the same file through the raw path: leave the registers alone.
   if (canon->lexical && canon->untouched_host == resolution.host_path)
     return on_exit ? Verdict::WatchExit(std::move(on_exit)) : Verdict::Continue();
-  if (row->nr == SYS_openat2 && (open->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0) {
+  if (row.nr == SYS_openat2 && (open->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0) {
     // The rewrite is an absolute path, which these flags forbid (openat2(2): EXDEV).
     return Deny(stop, Fail(EXDEV, "openat2 of {} with RESOLVE_BENEATH/IN_ROOT cannot be redirected to {}",
                            canon->sandbox, resolution.host_path));
   }
   options_.log->Trace("[pid {}] {} {} -> {}", task.tid, op, canon->sandbox,
                       resolution.host_path);
-  return RewritePath(stop, *row, resolution.host_path, std::move(on_exit));
+  return RewritePath(stop, row, resolution.host_path, std::move(on_exit));
 }
 
 Tracer::Verdict Tracer::RewritePath(const Stop& stop, const PathSyscall& row,
@@ -161,6 +224,25 @@ Tracer::Verdict Tracer::EmulateProcFdReadlink(const Stop& stop, const PathSyscal
   if (!memory.Write(buf, std::as_bytes(std::span(shown.data(), n))).ok())
     return Verdict::Skip(-EFAULT);
   return Verdict::Skip(static_cast<long>(n));
+}
+
+Tracer::ExitFn Tracer::RefuseMemFileForWriting(const Stop& stop) {
+  const pid_t tid = stop.task.tid;
+  return [this, tid](ExitStop& exit, long result) -> long {
+    if (result < 0) return result;
+    auto mem = ProcMemFileOf("/proc/" + std::to_string(tid) + "/fd/" + std::to_string(result));
+    if (!mem) return result;
+    // openat2's flags were in memory: the file's own mode says what the open gave.
+    const std::optional<int> mode = AccessModeOf(tid, result);
+    if (mode && *mode == O_RDONLY) return result;
+    (void)exit.Inject(SYS_close, {static_cast<uint64_t>(result), 0, 0, 0, 0, 0});
+    if (exit.death_status()) return result;
+    ++stats_.denied;
+    options_.log->Error("[pid {}] open of {} for writing refused with EACCES: its writes reach "
+                        "read-only memory, where the harness keeps validated copies of the "
+                        "program's commands", tid, *mem);
+    return -EACCES;
+  };
 }
 
 Tracer::ExitFn Tracer::AdoptOpenedFd(const Stop& stop, std::string sandbox,

@@ -529,6 +529,47 @@ TEST_CASE("remap_file_pages is refused where proxied fds are, and runs elsewhere
   CHECK(plain.stats.by_intercept[static_cast<size_t>(Intercept::kRemapFilePages)] == 0);
 }
 
+// The read-only scratch slots hold the copies the kernel reads (a redirected path, a write()
+// command, a netlink request): the program can neither unprotect the region (sealed, where
+// the kernel has mseal) nor write it through /proc/<pid>/mem, whose writes reach read-only
+// pages. Natively the same program opens /proc/self/mem for writing.
+TEST_CASE("the scratch region stays read-only: sealed, and /proc/<pid>/mem is not writable", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"scratch-guard", f.tree.root}, f.options);
+  INFO(run.out << run.errors);
+  CHECK(run.exit_code() == 0);
+  CHECK(run["found"] == "1");
+  if (KernelSealsMappings()) {
+    for (const char* key : {"mprotect", "munmap", "dontneed", "map-over", "child-mprotect"}) {
+      INFO(key);
+      CHECK(run[key] == "-EPERM");
+    }
+  } else {
+    WARN("this kernel has no mseal (Linux < 6.10): the region is not sealed; mprotect gave " +
+         run["mprotect"]);
+  }
+  CHECK(run["mem-read"] == "0");
+  CHECK(run["symlink"] == "0");
+  for (const char* key : {"mem-rdwr", "task-mem", "via-link", "via-dirfd", "openat2", "parent-mem"}) {
+    INFO(key);
+    CHECK(run[key] == "-EACCES");
+  }
+  CHECK(run.errors.find("for writing refused with EACCES") != std::string::npos);
+  CHECK(run.stats.denied >= 6);
+
+  const std::string command = std::string(RXP_TESTEE) + " scratch-guard " + f.tree.root;
+  FILE* native = popen(command.c_str(), "r");
+  REQUIRE(native != nullptr);
+  std::string out;
+  char buf[256];
+  while (std::fgets(buf, sizeof(buf), native) != nullptr) out += buf;
+  CHECK(pclose(native) == 0);
+  INFO(out);
+  CHECK(out.find("found=0") != std::string::npos);
+  CHECK(out.find("mem-rdwr=0") != std::string::npos);
+  CHECK(out.find("via-link=0") != std::string::npos);
+}
+
 TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {
   Fixture f;
   // The program writes "hello" to a proxied file; the handler copies it, upper-cased, into

@@ -436,6 +436,82 @@ int RemapFilePages(const char* path) {
   return 0;
 }
 
+// The harness's scratch region: a 1 MiB read-only anonymous mapping directly followed by a
+// 1 MiB writable one (address_space.h). Returns its start, or 0.
+uintptr_t FindScratchRegion() {
+  FILE* maps = std::fopen("/proc/self/maps", "re");
+  if (maps == nullptr) return 0;
+  constexpr uintptr_t kHalf = 1 << 20;
+  uintptr_t ro_start = 0, ro_end = 0, found = 0;
+  char line[512];
+  while (found == 0 && std::fgets(line, sizeof(line), maps) != nullptr) {
+    uintptr_t start = 0, end = 0;
+    char perms[8] = {};
+    unsigned long long offset = 0, inode = 0;
+    char dev[16] = {};
+    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %15s %llu", &start, &end, perms,
+                    &offset, dev, &inode) != 6)
+      continue;
+    if (inode != 0) { ro_end = 0; continue; }
+    if (end - start == kHalf && std::strncmp(perms, "rw-", 3) == 0 && ro_end == start &&
+        ro_end - ro_start == kHalf)
+      found = ro_start;
+    if (std::strncmp(perms, "r--", 3) == 0) { ro_start = start; ro_end = end; }
+    else ro_end = 0;
+  }
+  std::fclose(maps);
+  return found;
+}
+
+// What a program can do to the scratch region, and to /proc/<pid>/mem, which writes read-only
+// memory: every way in is refused under the harness. DIR gets a symlink to /proc/self/mem.
+int ScratchGuard(const char* dir) {
+  // A path lookup first, so the harness has mapped the region.
+  int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (probe >= 0) close(probe);
+  const uintptr_t region = FindScratchRegion();
+  Print("found", region != 0);
+  if (region != 0) {
+    void* at = reinterpret_cast<void*>(region);
+    Print("mprotect", Ret(mprotect(at, 4096, PROT_READ | PROT_WRITE)));
+    Print("munmap", Ret(munmap(at, 4096)));
+    Print("dontneed", Ret(madvise(at, 4096, MADV_DONTNEED)));
+    void* over = mmap(at, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    Print("map-over", over == MAP_FAILED ? -errno : 0);
+    pid_t child = fork();
+    if (child == 0) _exit(mprotect(at, 4096, PROT_READ | PROT_WRITE) == 0 ? 0 : errno);
+    Print("child-mprotect", -WaitChild(child));
+  }
+  auto open_close = [](long fd) {
+    if (fd >= 0) { close(static_cast<int>(fd)); return 0L; }
+    return fd;
+  };
+  Print("mem-read", open_close(Ret(open("/proc/self/mem", O_RDONLY | O_CLOEXEC))));
+  Print("mem-rdwr", open_close(Ret(open("/proc/self/mem", O_RDWR | O_CLOEXEC))));
+  std::string task = "/proc/self/task/" + std::to_string(gettid()) + "/mem";
+  Print("task-mem", open_close(Ret(open(task.c_str(), O_WRONLY | O_CLOEXEC))));
+  std::string link = std::string(dir) + "/mem-link";
+  unlink(link.c_str());
+  Print("symlink", Ret(symlink("/proc/self/mem", link.c_str())));
+  Print("via-link", open_close(Ret(open(link.c_str(), O_WRONLY | O_CLOEXEC))));
+  int self = open("/proc/self", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  Print("via-dirfd", open_close(Ret(openat(self, "mem", O_RDWR | O_CLOEXEC))));
+  close(self);
+  struct {
+    uint64_t flags, mode, resolve;
+  } how{O_RDWR | O_CLOEXEC, 0, 0};
+  Print("openat2", open_close(Ret(syscall(SYS_openat2, AT_FDCWD, "/proc/self/mem", &how, sizeof(how)))));
+  pid_t parent = getpid();
+  pid_t child = fork();
+  if (child == 0) {
+    std::string mem = "/proc/" + std::to_string(parent) + "/mem";
+    int fd = open(mem.c_str(), O_WRONLY | O_CLOEXEC);
+    _exit(fd >= 0 ? 0 : errno);
+  }
+  Print("parent-mem", -WaitChild(child));
+  return 0;
+}
+
 int ProcReopen(const char* path) {
   int fd = open(path, O_RDWR | O_CLOEXEC);
   Print("fd", Ret(fd));
@@ -1077,6 +1153,7 @@ int main(int argc, char** argv) {
   if (cmd == "scm-rights") return ScmRights(a, b);
   if (cmd == "proc-reopen") return ProcReopen(a);
   if (cmd == "remap-file-pages") return RemapFilePages(a);
+  if (cmd == "scratch-guard") return ScratchGuard(a);
   if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
