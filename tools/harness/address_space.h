@@ -38,6 +38,7 @@ class AddressSpace {
   std::shared_ptr<AddressSpace> ForkCopy() const;
 
   bool has_scratch() const { return scratch_base_.has_value(); }
+  std::optional<uint64_t> scratch_base() const { return scratch_base_; }
   // Records the region the harness mapped into the tracee (kScratchSlots * kScratchSlotSize).
   void SetScratch(uint64_t base) { scratch_base_ = base; }
   // Forgets the region (the tracee unmapped it, or it could not be written).

@@ -80,7 +80,10 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
     (options.log != nullptr ? *options.log : fallback).Error("{}", program.error().reason);
     return HarnessRun{W_EXITCODE(127, 0), {}};
   }
-  auto filter = CompileFilter(BuildBaseRules(options.range, options.netlink_rdma));
+  std::optional<ScratchWindow> scratch_window;
+  if (options.scratch_guard == HarnessOptions::ScratchGuard::kWindow || !KernelSealsMappings())
+    scratch_window = ScratchWindow{LowScratchBase()};
+  auto filter = CompileFilter(BuildBaseRules(options.range, options.netlink_rdma, scratch_window));
   if (!filter.ok()) return std::move(filter).error();
   auto device_filter = CompileFilter(BuildDeviceRules(options.range));
   if (!device_filter.ok()) return std::move(device_filter).error();
@@ -89,6 +92,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.range = options.range;
   tracer_options.base_filter = &*filter;
   tracer_options.device_filter = &*device_filter;
+  tracer_options.scratch_window = scratch_window;
   tracer_options.resolver = options.resolver;
   tracer_options.factory = options.factory;
   tracer_options.host_fs = options.host_fs;

@@ -3,10 +3,14 @@
 #include <fcntl.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
+
+#include "tools/harness/address_space.h"
 
 namespace rxp::harness {
 namespace {
@@ -81,7 +85,7 @@ const char* InterceptName(Intercept tag) {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-listener", "untraced-clone",
-      "remap-file-pages",
+      "remap-file-pages", "scratch-guard",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -103,7 +107,10 @@ const PathSyscall* FindPathSyscall(long nr) {
   return nullptr;
 }
 
-std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink) {
+uint64_t ScratchWindow::end() const { return base + AddressSpace::region_size(); }
+
+std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink,
+                                       std::optional<ScratchWindow> scratch) {
   const FilterAction on_netlink = netlink == NetlinkRdmaMode::kRefused
                                       ? Errno(EPROTONOSUPPORT)
                                       : Trace(Intercept::kNetlinkSocket);
@@ -132,6 +139,27 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     if (row.empty_path_flag != 0)
       rule.conditions.push_back(FlagClear(static_cast<unsigned>(row.flags_arg), row.empty_path_flag));
     rules.push_back(std::move(rule));
+  }
+  if (scratch) {
+    // What could make the read-only half of the scratch region writable, or put other memory
+    // in its place (mm/mprotect.c, mm/mmap.c, mm/mremap.c, mm/madvise.c, ipc/shm.c): every
+    // such call whose address lies below the region's end stops, and the tracer refuses the
+    // ones whose range reaches it. Programs map nothing that low, so in practice none stop.
+    const uint64_t end = scratch->end();
+    // clang-format off
+    const FilterRule kGuard[] = {
+      {SYS_mprotect,      {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+      {SYS_pkey_mprotect, {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+      {SYS_munmap,        {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+      {SYS_madvise,       {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+      {SYS_mremap,        {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+      {SYS_mremap,        {FlagSet(3, MREMAP_FIXED), {4, Op::kLt, end}},         Trace(Intercept::kScratchGuard)},
+      {SYS_mmap,          {FlagSet(3, MAP_FIXED), {0, Op::kLt, end}},            Trace(Intercept::kScratchGuard)},
+      // The segment's size is not in the call: every SHM_REMAP attach stops.
+      {SYS_shmat,         {FlagSet(2, SHM_REMAP)},                               Trace(Intercept::kScratchGuard)},
+    };
+    // clang-format on
+    rules.insert(rules.end(), std::begin(kGuard), std::end(kGuard));
   }
   return rules;
 }

@@ -37,6 +37,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -64,6 +65,8 @@ enum class Intercept : uint16_t {
   kSeccompListener,  // seccomp(SET_MODE_FILTER, NEW_LISTENER): a filter of the program's own
   kUntracedClone,  // clone(CLONE_UNTRACED): a child the harness would not trace
   kRemapFilePages,  // remap_file_pages of a process that holds proxied fds
+  kScratchGuard,   // mprotect/munmap/madvise/mremap/mmap(MAP_FIXED)/shmat(SHM_REMAP) that may
+                   // reach the scratch region, where it sits at a fixed address (ScratchWindow)
   kCount,
 };
 const char* InterceptName(Intercept tag);
@@ -102,9 +105,21 @@ enum class NetlinkRdmaMode {
   kRefused,   // socket() fails with EPROTONOSUPPORT, as on a kernel without RDMA netlink
 };
 
-// The base filter's rules: installed in the first tracee before exec.
+// Where the harness maps every address space's scratch region (address_space.h) on a kernel
+// without mseal(2): at a fixed, low address, so that the base filter can stop the calls that
+// could unprotect or replace it -- any whose address is below its end (nothing else lives
+// there; a range starting below it could still reach it).
+struct ScratchWindow {
+  uint64_t base = 0;
+  uint64_t end() const;
+};
+
+// The base filter's rules: installed in the first tracee before exec. With `scratch`, the
+// calls that could change the protection or the mapping of memory below its end stop
+// (Intercept::kScratchGuard).
 std::vector<FilterRule> BuildBaseRules(const FdRange& range,
-                                       NetlinkRdmaMode netlink = NetlinkRdmaMode::kFiltered);
+                                       NetlinkRdmaMode netlink = NetlinkRdmaMode::kFiltered,
+                                       std::optional<ScratchWindow> scratch = std::nullopt);
 // The device filter's rules: added to a process with its first proxied fd.
 std::vector<FilterRule> BuildDeviceRules(const FdRange& range);
 

@@ -4,6 +4,8 @@
 #include <linux/audit.h>
 #include <sched.h>
 #include <sys/socket.h>
+#include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -149,6 +151,34 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
   CHECK(run_base(Call(SYS_remap_file_pages, {0x7000'0000, 4096, 0, 1, 0})) == SECCOMP_RET_ALLOW);
   // Another architecture's syscall table: ENOSYS whatever the number.
   CHECK(run(Call(SYS_read, {800}, AUDIT_ARCH_I386)) == (SECCOMP_RET_ERRNO | ENOSYS));
+}
+
+TEST_CASE("with a scratch window the base filter stops the calls that could reach it", "[seccomp]") {
+  const ScratchWindow window{1 << 20};
+  auto base = CompileFilter(BuildBaseRules(kRange, NetlinkRdmaMode::kFiltered, window));
+  REQUIRE(base.ok());
+  auto run = [&](const seccomp_data& data) { return RunSeccompProgram(base->insns(), data); };
+  const uint64_t end = window.end(), high = 0x7f00'0000'0000ULL;
+  const uint32_t guard = Trace(Intercept::kScratchGuard);
+  for (long nr : {SYS_mprotect, SYS_pkey_mprotect, SYS_munmap, SYS_madvise, SYS_mremap}) {
+    INFO(nr);
+    CHECK(run(Call(nr, {window.base, 4096, 3})) == guard);
+    CHECK(run(Call(nr, {0, 1 << 30, 3})) == guard);  // from below, reaching it
+    CHECK(run(Call(nr, {end - 4096, 4096, 3})) == guard);
+    CHECK(run(Call(nr, {end, 4096, 3})) == SECCOMP_RET_ALLOW);
+    CHECK(run(Call(nr, {high, 4096, 3})) == SECCOMP_RET_ALLOW);
+  }
+  CHECK(run(Call(SYS_mremap, {high, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED, window.base})) == guard);
+  CHECK(run(Call(SYS_mremap, {high, 4096, 4096, MREMAP_MAYMOVE, window.base})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_mmap, {window.base, 4096, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED})) == guard);
+  CHECK(run(Call(SYS_mmap, {window.base, 4096, 3, MAP_PRIVATE | MAP_ANONYMOUS})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_mmap, {high, 4096, 3, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_shmat, {7, high, SHM_REMAP})) == guard);
+  CHECK(run(Call(SYS_shmat, {7, 0, SHM_RDONLY})) == SECCOMP_RET_ALLOW);
+  // Without a window (the kernel seals the region) none of them stops.
+  auto plain = CompileFilter(BuildBaseRules(kRange));
+  REQUIRE(plain.ok());
+  CHECK(RunSeccompProgram(plain->insns(), Call(SYS_mprotect, {window.base, 4096, 3})) == SECCOMP_RET_ALLOW);
 }
 
 // libseccomp's comparisons, as compiled, against the kernel running the same program: in a

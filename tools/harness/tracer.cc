@@ -432,6 +432,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kSeccompListener, &Tracer::OnSeccompListener},
     {Intercept::kUntracedClone, &Tracer::OnUntracedClone},
     {Intercept::kRemapFilePages, &Tracer::OnRemapFilePages},
+    {Intercept::kScratchGuard, &Tracer::OnScratchGuard},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -64,6 +64,11 @@ struct TracerOptions {
   // The device filter (BuildDeviceRules, compiled), added to a process with its first proxied
   // fd. Null: the base filter must then contain the fd-range rules itself (tests).
   const BpfProgram* device_filter = nullptr;
+  // Set: every address space's scratch region goes at this fixed address, and base_filter
+  // holds the rules that stop calls which could reach it (BuildBaseRules with the same
+  // window); the tracer refuses the ones that do. Unset: the kernel places the region, and
+  // the tracer seals it with mseal(2) where the kernel has it (Linux 6.10).
+  std::optional<ScratchWindow> scratch_window;
   const PathResolver* resolver = nullptr;   // null: path lookups pass through
   FileHandlerFactory* factory = nullptr;    // null: proxied opens fail with ENODEV
   HostFs* host_fs = nullptr;                // null: LocalHostFs
@@ -122,6 +127,8 @@ struct TracerStats {
 // Whether the running kernel has mseal(2) (Linux 6.10), with which the tracer seals each
 // address space's scratch region (tracer_inject.cc, EnsureScratch).
 bool KernelSealsMappings();
+// Where the scratch region goes on a kernel without it (ScratchWindow).
+uint64_t LowScratchBase();
 
 class Tracer {
  public:
@@ -291,6 +298,7 @@ class Tracer {
   Verdict OnSeccompListener(const Stop& stop);
   Verdict OnUntracedClone(const Stop& stop);
   Verdict OnRemapFilePages(const Stop& stop);
+  Verdict OnScratchGuard(const Stop& stop);
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec);

@@ -22,7 +22,14 @@
 // driver's mmap (mlx5_ib_mmap, rxe_mmap) on an offset the proxy never checked. The call has
 // been deprecated since Linux 3.16 and nothing in rdma-core uses it; a process with the device
 // filter (one that holds or held proxied fds) is refused it.
+//
+// The scratch region's read-only half (address_space.h) is what keeps a validated copy (a
+// write() command, a netlink request, a redirected path) from changing before the kernel reads
+// it. Where the kernel has no mseal(2) the region sits at a fixed window, and the calls that
+// could make it writable or map something else over it stop (BuildBaseRules): one whose range
+// reaches the region is refused with EPERM, mseal's own answer.
 #include <linux/seccomp.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include <cerrno>
@@ -75,6 +82,38 @@ Tracer::Verdict Tracer::OnUntracedClone(const Stop& stop) {
   return Deny(stop, Fail(EPERM,
                          "CLONE_UNTRACED is refused under the harness: every process of the "
                          "traced tree stays traced"));
+}
+
+Tracer::Verdict Tracer::OnScratchGuard(const Stop& stop) {
+  const std::optional<uint64_t> base = stop.task.mm->scratch_base();
+  if (!base) return Verdict::Continue();
+  const uint64_t start = *base, end = *base + AddressSpace::region_size();
+  // [addr, addr + length rounded up to pages) meets the region; a range that wraps around
+  // does too (the kernel refuses it, but not before the tracer has said no).
+  auto reaches = [&](uint64_t addr, uint64_t length) {
+    const uint64_t pages = (length + 4095) & ~uint64_t{4095};
+    if (pages < length || addr + pages < addr) return true;
+    return addr < end && addr + pages > start;
+  };
+  const auto& a = stop.args;
+  bool hit = false;
+  switch (stop.nr) {
+    case SYS_mremap:  // (old, old_size, new_size, flags, new_address)
+      hit = reaches(a[0], a[1]) || ((a[3] & MREMAP_FIXED) != 0 && reaches(a[4], a[2]));
+      break;
+    case SYS_shmat:  // (id, address, flags): the segment's size is not known here
+      hit = a[1] < end;
+      break;
+    default:  // mprotect, pkey_mprotect, munmap, madvise, mmap: (address, length, ...)
+      hit = reaches(a[0], a[1]);
+      break;
+  }
+  if (!hit) return Verdict::Continue();
+  return Deny(stop, Fail(EPERM,
+                         "{} of memory at {:#x} is refused: it reaches the harness's scratch "
+                         "region ({:#x}-{:#x}), which holds validated copies of the program's "
+                         "commands",
+                         SyscallName(stop.nr), a[stop.nr == SYS_shmat ? 1 : 0], start, end));
 }
 
 Tracer::Verdict Tracer::OnRemapFilePages(const Stop& stop) {

@@ -6,7 +6,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
+#include <fstream>
 
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
@@ -36,6 +38,16 @@ bool KernelSealsMappings() {
     return ok;
   }();
   return seals;
+}
+
+// 1 MiB, or the lowest address a program may map (vm.mmap_min_addr) rounded up to a MiB:
+// below where executables load (0x400000 for non-PIE ones) and far below what the kernel
+// places by itself (top-down from mmap_base, and PIE executables at 0x555555554000 upwards).
+uint64_t LowScratchBase() {
+  constexpr uint64_t kMiB = 1 << 20;
+  uint64_t min_addr = 65536;
+  std::ifstream("/proc/sys/vm/mmap_min_addr") >> min_addr;
+  return std::max(kMiB, (min_addr + kMiB - 1) / kMiB * kMiB);
 }
 
 // Runs nr(args) in `task`, which is at a seccomp stop, in place of the syscall it is about to
@@ -75,13 +87,23 @@ std::optional<Result<long>> Tracer::InjectBeforeSyscall(
 // can_modify_vma; the seal is kept across fork, with the vma's flags in dup_mmap). Writes
 // through /proc/<pid>/mem still reach a sealed read-only page (FOLL_FORCE): the harness
 // refuses to open those files for writing (tracer_path.cc).
+//
+// Where the kernel has no mseal, the region goes at the fixed window instead
+// (TracerOptions::scratch_window), whose base filter rules stop what could reach it
+// (OnScratchGuard). MAP_FIXED_NOREPLACE: a program that has memory there already keeps it,
+// and the region is then not used (fail closed, like a refused seal).
 bool Tracer::EnsureScratch(Task& task) {
   constexpr uint64_t kNoFd = static_cast<uint64_t>(-1);
-  const bool seal = KernelSealsMappings();
-  auto addr = InjectBeforeSyscall(task, [seal](const InjectFn& inject) -> Result<long> {
-    auto base = inject(SYS_mmap, {0, AddressSpace::region_size(), PROT_READ,
-                                  MAP_PRIVATE | MAP_ANONYMOUS, kNoFd, 0});
+  const std::optional<ScratchWindow> window = options_.scratch_window;
+  const bool seal = !window && KernelSealsMappings();
+  auto addr = InjectBeforeSyscall(task, [seal, window](const InjectFn& inject) -> Result<long> {
+    const uint64_t at = window ? window->base : 0;
+    const uint64_t fixed = window ? MAP_FIXED_NOREPLACE : 0;
+    auto base = inject(SYS_mmap, {at, AddressSpace::region_size(), PROT_READ,
+                                  MAP_PRIVATE | MAP_ANONYMOUS | fixed, kNoFd, 0});
     if (!base.ok() || *base < 0) return base;
+    if (window && static_cast<uint64_t>(*base) != window->base)
+      return Fail(EEXIST, "the kernel placed it at {:#x}, not at {:#x}", *base, window->base);
     auto rw = inject(SYS_mprotect, {static_cast<uint64_t>(*base) + AddressSpace::half_size(),
                                     AddressSpace::half_size(), PROT_READ | PROT_WRITE, 0, 0, 0});
     if (!rw.ok()) return std::move(rw).error();

@@ -530,23 +530,17 @@ TEST_CASE("remap_file_pages is refused where proxied fds are, and runs elsewhere
 }
 
 // The read-only scratch slots hold the copies the kernel reads (a redirected path, a write()
-// command, a netlink request): the program can neither unprotect the region (sealed, where
-// the kernel has mseal) nor write it through /proc/<pid>/mem, whose writes reach read-only
-// pages. Natively the same program opens /proc/self/mem for writing.
-TEST_CASE("the scratch region stays read-only: sealed, and /proc/<pid>/mem is not writable", "[tracer]") {
-  Fixture f;
-  TesteeRun run = RunTestee({"scratch-guard", f.tree.root}, f.options);
+// command, a netlink request): the program can neither unprotect the region (sealed where the
+// kernel has mseal; elsewhere at a fixed low window whose calls the base filter stops) nor
+// write it through /proc/<pid>/mem, whose writes reach read-only pages. Natively the same
+// program opens /proc/self/mem for writing.
+void CheckScratchGuarded(const TesteeRun& run) {
   INFO(run.out << run.errors);
   CHECK(run.exit_code() == 0);
   CHECK(run["found"] == "1");
-  if (KernelSealsMappings()) {
-    for (const char* key : {"mprotect", "munmap", "dontneed", "map-over", "child-mprotect"}) {
-      INFO(key);
-      CHECK(run[key] == "-EPERM");
-    }
-  } else {
-    WARN("this kernel has no mseal (Linux < 6.10): the region is not sealed; mprotect gave " +
-         run["mprotect"]);
+  for (const char* key : {"mprotect", "munmap", "dontneed", "map-over", "child-mprotect"}) {
+    INFO(key);
+    CHECK(run[key] == "-EPERM");
   }
   CHECK(run["mem-read"] == "0");
   CHECK(run["symlink"] == "0");
@@ -555,19 +549,49 @@ TEST_CASE("the scratch region stays read-only: sealed, and /proc/<pid>/mem is no
     CHECK(run[key] == "-EACCES");
   }
   CHECK(run.errors.find("for writing refused with EACCES") != std::string::npos);
-  CHECK(run.stats.denied >= 6);
+}
 
-  const std::string command = std::string(RXP_TESTEE) + " scratch-guard " + f.tree.root;
-  FILE* native = popen(command.c_str(), "r");
-  REQUIRE(native != nullptr);
-  std::string out;
-  char buf[256];
-  while (std::fgets(buf, sizeof(buf), native) != nullptr) out += buf;
-  CHECK(pclose(native) == 0);
-  INFO(out);
-  CHECK(out.find("found=0") != std::string::npos);
-  CHECK(out.find("mem-rdwr=0") != std::string::npos);
-  CHECK(out.find("via-link=0") != std::string::npos);
+TEST_CASE("the scratch region stays read-only: sealed or guarded, and /proc/<pid>/mem is not writable", "[tracer]") {
+  Fixture f;
+  SECTION("as the kernel allows: mseal (Linux 6.10), else the fixed window") {
+    TesteeRun run = RunTestee({"scratch-guard", f.tree.root}, f.options);
+    CheckScratchGuarded(run);
+    if (KernelSealsMappings()) {
+      CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kScratchGuard)] == 0);
+    } else {
+      CHECK(run["region"] == std::to_string(LowScratchBase()));
+    }
+  }
+  SECTION("the fixed window and its filter rules, on any kernel") {
+    f.options.scratch_guard = HarnessOptions::ScratchGuard::kWindow;
+    TesteeRun run = RunTestee({"scratch-guard", f.tree.root}, f.options);
+    CheckScratchGuarded(run);
+    INFO(run.out << run.errors);
+    CHECK(run["region"] == std::to_string(LowScratchBase()));
+    // Memory below the window stops, and is the program's: only what reaches the region is
+    // refused (the last munmap spans into it).
+    CHECK(run["below-map"] == "0");
+    CHECK(run["below-mprotect"] == "0");
+    CHECK(run["below-unmap"] == "0");
+    CHECK(run["span-unmap"] == "-EPERM");
+    CHECK(run.errors.find("reaches the harness's scratch region") != std::string::npos);
+    // mprotect, munmap, madvise, mmap over it, the child's mprotect; below-map/-mprotect/-unmap
+    // and span-unmap.
+    CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kScratchGuard)] == 9);
+  }
+  SECTION("natively, the same program writes /proc/self/mem") {
+    const std::string command = std::string(RXP_TESTEE) + " scratch-guard " + f.tree.root;
+    FILE* native = popen(command.c_str(), "r");
+    REQUIRE(native != nullptr);
+    std::string out;
+    char buf[256];
+    while (std::fgets(buf, sizeof(buf), native) != nullptr) out += buf;
+    CHECK(pclose(native) == 0);
+    INFO(out);
+    CHECK(out.find("found=0") != std::string::npos);
+    CHECK(out.find("mem-rdwr=0") != std::string::npos);
+    CHECK(out.find("via-link=0") != std::string::npos);
+  }
 }
 
 TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {

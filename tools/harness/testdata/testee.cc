@@ -437,7 +437,9 @@ int RemapFilePages(const char* path) {
 }
 
 // The harness's scratch region: a 1 MiB read-only anonymous mapping directly followed by a
-// 1 MiB writable one (address_space.h). Returns its start, or 0.
+// 1 MiB writable one (address_space.h). Unsealed (before Linux 6.10) either half may have
+// merged with an anonymous neighbour of the same protection, so each is at least 1 MiB, and
+// the region starts 1 MiB below the read-only part's end. Returns its start, or 0.
 uintptr_t FindScratchRegion() {
   FILE* maps = std::fopen("/proc/self/maps", "re");
   if (maps == nullptr) return 0;
@@ -453,9 +455,9 @@ uintptr_t FindScratchRegion() {
                     &offset, dev, &inode) != 6)
       continue;
     if (inode != 0) { ro_end = 0; continue; }
-    if (end - start == kHalf && std::strncmp(perms, "rw-", 3) == 0 && ro_end == start &&
-        ro_end - ro_start == kHalf)
-      found = ro_start;
+    if (end - start >= kHalf && std::strncmp(perms, "rw-", 3) == 0 && ro_end == start &&
+        ro_end - ro_start >= kHalf)
+      found = ro_end - kHalf;
     if (std::strncmp(perms, "r--", 3) == 0) { ro_start = start; ro_end = end; }
     else ro_end = 0;
   }
@@ -471,6 +473,16 @@ int ScratchGuard(const char* dir) {
   if (probe >= 0) close(probe);
   const uintptr_t region = FindScratchRegion();
   Print("found", region != 0);
+  Print("region", static_cast<long>(region));
+  if (region != 0 && region < 0x400000) {
+    // The harness's low window (no mseal): memory just below it is the program's to use.
+    void* below = reinterpret_cast<void*>(region - 65536);
+    void* got = mmap(below, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+    Print("below-map", got == MAP_FAILED ? -errno : got == below ? 0 : -EFAULT);
+    Print("below-mprotect", Ret(mprotect(below, 4096, PROT_READ)));
+    Print("below-unmap", Ret(munmap(below, 4096)));
+    Print("span-unmap", Ret(munmap(below, 65536 + 4096)));
+  }
   if (region != 0) {
     void* at = reinterpret_cast<void*>(region);
     Print("mprotect", Ret(mprotect(at, 4096, PROT_READ | PROT_WRITE)));
