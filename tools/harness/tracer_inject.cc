@@ -123,7 +123,7 @@ bool Tracer::EnsureScratch(Task& task) {
     task.mm->SetScratch(static_cast<uint64_t>(**addr));
   } else {
     task.mm->MarkScratchUnavailable();
-    options_.log->Error("[pid {}] cannot map and seal the harness scratch region: {}", task.tgid,
+    options_.log->Error("[pid {}] cannot set up the harness scratch region: {}", task.tgid,
                         addr->ok() ? std::strerror(static_cast<int>(-**addr))
                                    : addr->error().ToString());
   }

@@ -1,0 +1,34 @@
+#!/bin/bash
+# The harness's scratch region stays read-only to the program on this guest's kernel
+# (docs/harness.md, "The scratch region"): sealed with mseal on Linux 6.10 and later, at the
+# fixed low window with the base filter's rules before that. The testee (tools/harness/testdata)
+# finds the region in /proc/self/maps and tries mprotect, munmap, madvise(MADV_DONTNEED), a
+# MAP_FIXED mapping over it and mprotect in a fork child (each must be EPERM), then opens
+# /proc/self/mem for writing six ways (each must be EACCES; a read-only open works).
+set -euo pipefail
+source "$(dirname "$0")/../guest/testbed.sh"
+source "$(dirname "$0")/harness_lib.sh"
+testee=$RXP_BUILD/tools/harness/rxp_harness_testee
+[[ -x $testee ]] || { echo "no $testee (build first)" >&2; exit 1; }
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+native=$("$testee" scratch-guard "$dir")
+grep -qx "mem-rdwr=0" <<<"$native" || { echo "natively /proc/self/mem did not open for writing: $native" >&2; exit 1; }
+out=$(rxp_run -- "$testee" scratch-guard "$dir" 2>&1)
+echo "$out"
+expect() {  # expect KEY VALUE
+  grep -qx "$1=$2" <<<"$out" || { echo "expected $1=$2 under the harness" >&2; exit 1; }
+}
+expect found 1
+for key in mprotect munmap dontneed map-over child-mprotect; do expect "$key" -EPERM; done
+expect mem-read 0
+for key in mem-rdwr task-mem via-link via-dirfd openat2 parent-mem; do expect "$key" -EACCES; done
+region=$(sed -n 's/^region=//p' <<<"$out")
+if ((region < 0x400000)); then
+  for key in below-map below-mprotect below-unmap; do expect "$key" 0; done
+  expect span-unmap -EPERM
+  how="at the fixed window $(printf '%#x' "$region"), guarded by the filter"
+else
+  how="sealed with mseal at $(printf '%#x' "$region")"
+fi
+echo "scratch region on Linux $(uname -r): $how; /proc/<pid>/mem not writable"
