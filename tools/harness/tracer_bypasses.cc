@@ -101,8 +101,9 @@ Tracer::Verdict Tracer::OnScratchGuard(const Stop& stop) {
     case SYS_mremap:  // (old, old_size, new_size, flags, new_address)
       hit = reaches(a[0], a[1]) || ((a[3] & MREMAP_FIXED) != 0 && reaches(a[4], a[2]));
       break;
-    case SYS_shmat:  // (id, address, flags): the segment's size is not known here
-      hit = a[1] < end;
+    case SYS_shmat:  // (id, address, flags): the segment's size is not known here; with no
+                     // address SHM_REMAP is the kernel's EINVAL (do_shmat)
+      hit = a[1] != 0 && a[1] < end;
       break;
     default:  // mprotect, pkey_mprotect, munmap, madvise, mmap: (address, length, ...)
       hit = reaches(a[0], a[1]);
