@@ -105,7 +105,10 @@ Tracer::Verdict Tracer::OnScratchGuard(const Stop& stop) {
                      // address SHM_REMAP is the kernel's EINVAL (do_shmat)
       hit = a[1] != 0 && a[1] < end;
       break;
-    default:  // mprotect, pkey_mprotect, munmap, madvise, mmap: (address, length, ...)
+    case SYS_mmap:  // (address, length, prot, flags, ...): only MAP_FIXED replaces memory
+      hit = (a[3] & MAP_FIXED) != 0 && reaches(a[0], a[1]);
+      break;
+    default:  // mprotect, pkey_mprotect, munmap, madvise: (address, length, ...)
       hit = reaches(a[0], a[1]);
       break;
   }

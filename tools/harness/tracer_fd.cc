@@ -164,6 +164,14 @@ bool Tracer::IsDeviceFile(const std::string& host_path) const {
 }
 
 Tracer::Verdict Tracer::OnFdSyscall(const Stop& stop) {
+  // The device filter is newer than the base filter, so an mmap of a reserved-range fd is
+  // reported with its tag, not the scratch guard's (seccomp_run_filters: among equal actions
+  // the newest filter's data): a MAP_FIXED mapping of a device over the scratch region's fixed
+  // window must meet the guard here (tracer_bypasses.cc).
+  if (stop.nr == SYS_mmap && options_.scratch_window) {
+    Verdict guard = OnScratchGuard(stop);
+    if (guard.kind != Verdict::Kind::kContinue) return guard;
+  }
   const FdSyscall* row = FindFdSyscall(stop.nr);
   const uint64_t raw_fd = stop.args[static_cast<size_t>(row != nullptr ? row->fd_arg : 0)];
   const int fd = FdOf(raw_fd);

@@ -467,7 +467,8 @@ uintptr_t FindScratchRegion() {
 
 // What a program can do to the scratch region, and to /proc/<pid>/mem, which writes read-only
 // memory: every way in is refused under the harness. DIR gets a symlink to /proc/self/mem.
-int ScratchGuard(const char* dir) {
+// DEVICE (optional): a proxied file, mapped MAP_FIXED over the region.
+int ScratchGuard(const char* dir, const char* device) {
   // A path lookup first, so the harness has mapped the region.
   int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (probe >= 0) close(probe);
@@ -490,6 +491,13 @@ int ScratchGuard(const char* dir) {
     Print("dontneed", Ret(madvise(at, 4096, MADV_DONTNEED)));
     void* over = mmap(at, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
     Print("map-over", over == MAP_FAILED ? -errno : 0);
+    if (*device != '\0') {
+      int fd = open(device, O_RDWR | O_CLOEXEC);
+      void* dev = fd < 0 ? MAP_FAILED
+                         : mmap(at, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+      Print("device-over", fd < 0 ? -ENODEV : dev == MAP_FAILED ? -errno : 0);
+      if (fd >= 0) close(fd);
+    }
     pid_t child = fork();
     if (child == 0) _exit(mprotect(at, 4096, PROT_READ | PROT_WRITE) == 0 ? 0 : errno);
     Print("child-mprotect", -WaitChild(child));
@@ -1165,7 +1173,7 @@ int main(int argc, char** argv) {
   if (cmd == "scm-rights") return ScmRights(a, b);
   if (cmd == "proc-reopen") return ProcReopen(a);
   if (cmd == "remap-file-pages") return RemapFilePages(a);
-  if (cmd == "scratch-guard") return ScratchGuard(a);
+  if (cmd == "scratch-guard") return ScratchGuard(a, b);
   if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
