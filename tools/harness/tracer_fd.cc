@@ -20,23 +20,29 @@
 #include "tools/harness/tracer_internal.h"
 
 namespace rxp::harness {
-namespace {
 
-int FdOf(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
-
-// The close-on-exec flag of a tracee fd, from /proc/<tid>/fdinfo/<fd> ("flags:\t02100002",
-// octal; proc(5)). False when unreadable.
-bool FdIsCloexec(pid_t tid, int fd) {
+std::optional<unsigned long> TraceeFdFlags(pid_t tid, long fd) {
   const std::string path = "/proc/" + std::to_string(tid) + "/fdinfo/" + std::to_string(fd);
   FILE* f = std::fopen(path.c_str(), "re");
-  if (f == nullptr) return false;
+  if (f == nullptr) return std::nullopt;
   unsigned long flags = 0;
   char line[128];
   bool found = false;
   while (!found && std::fgets(line, sizeof line, f) != nullptr)
     found = std::sscanf(line, "flags: %lo", &flags) == 1;
   std::fclose(f);
-  return found && (flags & O_CLOEXEC) != 0;
+  if (!found) return std::nullopt;
+  return flags;
+}
+
+namespace {
+
+int FdOf(uint64_t raw) { return static_cast<int>(static_cast<uint32_t>(raw)); }
+
+// The close-on-exec flag of a tracee fd. False when unreadable.
+bool FdIsCloexec(pid_t tid, int fd) {
+  const std::optional<unsigned long> flags = TraceeFdFlags(tid, fd);
+  return flags && (*flags & O_CLOEXEC) != 0;
 }
 
 // The fds a message passes with SCM_RIGHTS (unix(7)), read from the tracee's struct msghdr.

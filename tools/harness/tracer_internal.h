@@ -9,6 +9,10 @@
 
 namespace rxp::harness {
 
+// A tracee fd's file status flags, from /proc/<tid>/fdinfo/<fd> ("flags:\t02100002", octal;
+// proc(5)): the access mode, O_CLOEXEC, ... Nullopt when unreadable (tracer_fd.cc).
+std::optional<unsigned long> TraceeFdFlags(pid_t tid, long fd);
+
 // A syscall-exit stop being finished: it can inject syscalls (the thread is at an exit stop,
 // so SyscallInjector rewinds onto the `syscall` instruction) and remembers whether it did.
 class Tracer::ExitStop {

@@ -18,7 +18,6 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string_view>
 
@@ -82,20 +81,6 @@ std::optional<std::string> ProcMemFileOf(const std::string& link) {
   if (id.empty() || !std::all_of(id.begin(), id.end(), [](char c) { return c >= '0' && c <= '9'; }))
     return std::nullopt;
   return path;
-}
-
-// The access mode the file was opened with (/proc/<tid>/fdinfo/N "flags:", octal).
-std::optional<int> AccessModeOf(pid_t tid, long fd) {
-  std::ifstream info("/proc/" + std::to_string(tid) + "/fdinfo/" + std::to_string(fd));
-  std::string key;
-  while (info >> key) {
-    if (key == "flags:") {
-      unsigned long flags = 0;
-      if (info >> std::oct >> flags) return static_cast<int>(flags & O_ACCMODE);
-      return std::nullopt;
-    }
-  }
-  return std::nullopt;
 }
 
 // Whether two paths name the same file (stat(2) of both: device and inode).
@@ -233,8 +218,8 @@ Tracer::ExitFn Tracer::RefuseMemFileForWriting(const Stop& stop) {
     auto mem = ProcMemFileOf("/proc/" + std::to_string(tid) + "/fd/" + std::to_string(result));
     if (!mem) return result;
     // openat2's flags were in memory: the file's own mode says what the open gave.
-    const std::optional<int> mode = AccessModeOf(tid, result);
-    if (mode && *mode == O_RDONLY) return result;
+    const std::optional<unsigned long> flags = TraceeFdFlags(tid, result);
+    if (flags && (*flags & O_ACCMODE) == O_RDONLY) return result;
     (void)exit.Inject(SYS_close, {static_cast<uint64_t>(result), 0, 0, 0, 0, 0});
     if (exit.death_status()) return result;
     ++stats_.denied;

@@ -436,30 +436,33 @@ int RemapFilePages(const char* path) {
   return 0;
 }
 
-// The harness's scratch region: a 1 MiB read-only anonymous mapping directly followed by a
-// 1 MiB writable one (address_space.h). Unsealed (before Linux 6.10) either half may have
-// merged with an anonymous neighbour of the same protection, so each is at least 1 MiB, and
-// the region starts 1 MiB below the read-only part's end. Returns its start, or 0.
-uintptr_t FindScratchRegion() {
+// The harness's scratch region (address_space.h: 64 read-only slots of 16 KiB, then as many
+// writable ones), found the way a program would: an anonymous r--p mapping directly followed
+// by an anonymous rw-p one. Unsealed (before Linux 6.10) either half may have merged with an
+// anonymous neighbour of the same protection, so each is at least 1 MiB, and the region
+// starts 1 MiB below the read-only part's end. Returns its start, or 0.
+constexpr uint64_t kScratchSlotBytes = 16 * 1024;
+constexpr uint64_t kScratchSlotCount = 64;
+constexpr uint64_t kScratchHalf = kScratchSlotBytes * kScratchSlotCount;
+
+uint64_t FindScratchRegion() {
   FILE* maps = std::fopen("/proc/self/maps", "re");
   if (maps == nullptr) return 0;
-  constexpr uintptr_t kHalf = 1 << 20;
-  uintptr_t ro_start = 0, ro_end = 0, found = 0;
   char line[512];
-  while (found == 0 && std::fgets(line, sizeof(line), maps) != nullptr) {
-    uintptr_t start = 0, end = 0;
+  uint64_t read_only_end = 0, found = 0;
+  while (found == 0 && std::fgets(line, sizeof line, maps) != nullptr) {
+    uint64_t start = 0, end = 0, inode = 0;
     char perms[8] = {};
-    unsigned long long offset = 0, inode = 0;
-    char dev[16] = {};
-    if (std::sscanf(line, "%" SCNxPTR "-%" SCNxPTR " %7s %llx %15s %llu", &start, &end, perms,
-                    &offset, dev, &inode) != 6)
+    if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64, &start, &end, perms,
+                    &inode) != 4)
       continue;
-    if (inode != 0) { ro_end = 0; continue; }
-    if (end - start >= kHalf && std::strncmp(perms, "rw-", 3) == 0 && ro_end == start &&
-        ro_end - ro_start >= kHalf)
-      found = ro_end - kHalf;
-    if (std::strncmp(perms, "r--", 3) == 0) { ro_start = start; ro_end = end; }
-    else ro_end = 0;
+    const bool anonymous = inode == 0 && std::strchr(line, '/') == nullptr &&
+                           std::strchr(line, '[') == nullptr;
+    if (anonymous && std::strcmp(perms, "rw-p") == 0 && start == read_only_end &&
+        end - start >= kScratchHalf)
+      found = read_only_end - kScratchHalf;
+    read_only_end =
+        anonymous && std::strcmp(perms, "r--p") == 0 && end - start >= kScratchHalf ? end : 0;
   }
   std::fclose(maps);
   return found;
@@ -697,32 +700,10 @@ int AioWrite(const char* path) {
 
 // --- Address-space freezes (tracer_freeze.cc) -------------------------------------------
 
-// The harness's kernel-writable scratch slots (address_space.h: 64 slots of 16 KiB, mapped
-// writable right after as many read-only ones), found the way a program would: an anonymous
-// r--p mapping of 1 MiB directly followed by an rw-p one. Returns its start, or 0.
-constexpr uint64_t kScratchSlotBytes = 16 * 1024;
-constexpr uint64_t kScratchSlotCount = 64;
-constexpr uint64_t kScratchHalf = kScratchSlotBytes * kScratchSlotCount;
-
+// The harness's kernel-writable scratch slots: the second half of the region.
 uint64_t FindKernelScratch() {
-  FILE* maps = std::fopen("/proc/self/maps", "re");
-  if (maps == nullptr) return 0;
-  char line[512];
-  uint64_t read_only_end = 0, found = 0;
-  while (found == 0 && std::fgets(line, sizeof line, maps) != nullptr) {
-    uint64_t start = 0, end = 0, inode = 0;
-    char perms[8] = {};
-    if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64, &start, &end, perms,
-                    &inode) != 4)
-      continue;
-    const bool anonymous = inode == 0 && std::strchr(line, '/') == nullptr &&
-                           std::strchr(line, '[') == nullptr;
-    if (anonymous && std::strcmp(perms, "rw-p") == 0 && start == read_only_end) found = start;
-    read_only_end =
-        anonymous && std::strcmp(perms, "r--p") == 0 && end - start == kScratchHalf ? end : 0;
-  }
-  std::fclose(maps);
-  return found;
+  const uint64_t region = FindScratchRegion();
+  return region == 0 ? 0 : region + kScratchHalf;
 }
 
 std::atomic<uint64_t> g_counter{0};  // incremented by spinning threads; ioctls point at it
