@@ -729,22 +729,28 @@ mckey_lines() { grep -v '^rdmaproxy' "$1" | sed -E 's/dgid: [^ ]*/dgid: */; s/ m
 case_mckey() {
   local name=mckey
   run_mckey() {
-    local tag=$1 rpid src=0 rrc=0 i p group
+    local tag=$1 rpid src=0 rrc=0 p group
     local -a pre
     prefix_for "$2"
     p=$(next_port)
     group=239.255.$((p / 250 % 250)).$((p % 250 + 1))
     # The receiver's stdout line-buffered: its "receiving data transfers" says it has joined
     # and waits, which is when the sender may start (a datagram sent before is lost).
-    limited 60 "$work/$tag.server.hang" "${pre[@]}" stdbuf -oL mckey -m "$group" -b "$IP1" -C 10 \
+    # A receiver that lost a datagram waits for it forever, and this runner ends it with TERM
+    # at most 30 + 60 + 10 s after its start (the waits below): its own limit lies beyond that,
+    # so that it is never cut off, and called hung, while it legitimately waits. (With 60 s, a
+    # loaded CI machine's 6.12 guest once took longer than that to get there: the dump showed
+    # the receiver polling its CQ as designed.)
+    limited 150 "$work/$tag.server.hang" "${pre[@]}" stdbuf -oL mckey -m "$group" -b "$IP1" -C 10 \
       >"$work/$tag.server" 2>&1 &
     rpid=$!
     wait_until "$rpid" grep -qs '^receiving data transfers' "$work/$tag.server"
     limited 60 "$work/$tag.client.hang" "${pre[@]}" mckey -m "$group" -b "$IP0" -s -C 10 \
       >"$work/$tag.client" 2>&1 || src=$?
-    # The datagrams' time to arrive: at most 10 s more for the receiver to end by itself.
-    for ((i = 0; i < 100; i++)); do
-      kill -0 "$rpid" 2>/dev/null || break
+    # The datagrams' time to arrive: at most 10 s more for the receiver to end by itself,
+    # by the clock (a count of `sleep 0.1`s is twice that under TCG, where each costs a fork).
+    local deadline=$((SECONDS + 10))
+    while ((SECONDS < deadline)) && kill -0 "$rpid" 2>/dev/null; do
       sleep 0.1
     done
     kill -TERM "$rpid" 2>/dev/null
