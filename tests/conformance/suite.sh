@@ -822,7 +822,9 @@ case_cmtime() {
     local -a pre
     prefix_for "$2"
     p=$(next_port)
-    limited 120 "$work/$tag.server.hang" "${pre[@]}" cmtime -b "$IP1" -p "$p" >"$work/$tag.server" 2>&1 &
+    # The server never ends by itself; the runner ends it with TERM after the client, up to
+    # 30 + 120 s after its start: its own limit lies beyond that (as mckey's receiver's does).
+    limited 180 "$work/$tag.server.hang" "${pre[@]}" cmtime -b "$IP1" -p "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
     if wait_cm "$spid"; then
       limited 120 "$work/$tag.client.hang" "${pre[@]}" cmtime -s "$IP1" -b "$IP0" -p "$p" -c 20 >"$work/$tag.client" 2>&1 ||
@@ -1044,7 +1046,9 @@ case_qperf() {
     local -a pre
     prefix_for "$2"
     p=$(next_port)
-    limited 120 "$work/$tag.server.hang" "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
+    # Ended by the runner's TERM after the client, like cmtime's server: a limit beyond
+    # 30 + 120 s.
+    limited 180 "$work/$tag.server.hang" "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
     if wait_tcp "$p" "$spid"; then
       limited 120 "$work/$tag.client.hang" "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 -to 30 "${QPERF_TESTS[@]}" \
