@@ -358,7 +358,8 @@ relisten_race() {  # relisten_race TAG
     "$work/$1".client
 }
 # The native run is the reference, not what is tested: one that fails for any other reason is
-# also repeated. A proxied run is repeated only for the calibration failure and the -R race.
+# also repeated. A proxied run is repeated only for the calibration failure, a qperf rate of 0
+# (measured nothing too; case_qperf) and the -R race.
 # Every repetition prints a `note:` line on stderr with the failed attempt's exit statuses.
 retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
   local tag=$1 wrap=$2 attempt why ok; shift 2
@@ -366,6 +367,8 @@ retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS.
     "$@" "$tag" "$wrap" && ok=1 || ok=0
     if calibration_failed "$tag"; then
       why="perftest could not calibrate its clock"
+    elif qperf_measured_nothing "$tag"; then
+      why="a qperf test counted no completion in its window"
     elif ((!ok)) && relisten_race "$tag"; then
       why="the client connected before perftest's server listened again (-R race)"
     elif ((ok)); then
@@ -1022,20 +1025,33 @@ case_rdma_core_tests() {
   rm -rf "$dir"
 }
 
-# qperf (its own package: a TCP control connection, then verbs): RC bandwidth, RDMA READ
-# bandwidth, RDMA WRITE latency and compare-and-swap, with the QPs connected over rdma_cm (-cm1,
-# which RoCE needs: without it qperf addresses the peer by LID). The server serves clients until
-# it is killed, so it is stopped once the client is done. Passes when both clients exit 0 and
-# print one result line per test, under the same names. (The figures are time-based: on a loaded
-# emulated machine a 2-second window can see no completion and print a rate of 0.)
+# qperf (its own package: a TCP control connection, then verbs): RC bandwidth, RDMA WRITE
+# latency, RDMA READ bandwidth and compare-and-swap with every swapped value checked, with the
+# QPs connected over rdma_cm (-cm1, which RoCE needs: without it qperf addresses the peer by
+# LID). The server serves clients until it is killed, so it is stopped once the client is done.
+# Passes when both clients exit 0 and print one nonzero result per test, under the same names.
 # -to 30: qperf's socket timeout (5 s by default, both ends: the client passes it to the server).
-# After its window rc_compare_swap_mr's client still posts one atomic per completion of its last
-# poll, up to 1024 (rdma.c ib_client_atomic checks Finished per poll, not per post), and on rxe
-# each post is a doorbell write() the harness stops: under CI's load that took more than 5 s, and
-# the server gave up with "failed to receive synchronization after test: timed out"
-# (qperf.c exchange_results).
-QPERF_TESTS=(rc_bw rc_rdma_read_bw rc_rdma_write_lat rc_compare_swap_mr)
+# After its window an atomic client still posts one atomic per completion of its last poll (rdma.c
+# ib_client_atomic checks Finished per poll, not per post), and on rxe each post is a doorbell
+# write() the harness stops: under CI's load that took more than 5 s, and the server gave up with
+# "failed to receive synchronization after test: timed out" (qperf.c exchange_results).
+# The figures count the completions polled inside the window (-t, seconds; rdma.c
+# rd_client_rdma_bw and ib_client_atomic stop counting once it has closed), and qperf opens it
+# by posting up to 1024 requests, each a stop under the proxy on rxe (3-6 ms apiece while the
+# host was busy building). With 2 s and qperf's defaults the window could close before the
+# first poll, and a 0 was printed and passed (READ bandwidth 0 in 3 of 6 full runs proxied,
+# compare-and-swap 0 in 4 of 6; natively READ was 0 in 3 of 4 runs in the 6.1 guest, whose
+# CPU rxe's softirq held for the 64 MB that 1024 reads of 64 KiB move). Hence:
+#   - READ: 4 KiB messages (-m 4K; the 1024 posted reads move 4 MB) and an 8 s window;
+#   - compare-and-swap: ver_rc_compare_swap, which checks the value every swap returned (a
+#     mismatch ends qperf with an error) and keeps -m / 8 = 8 atomics in flight, not 1024.
+# A run that still prints a rate of 0 measured nothing and is repeated (retry_calibration).
+# The options stick to the tests after them on qperf's command line (qperf.c do_args).
+QPERF_TESTS=(rc_bw rc_rdma_write_lat rc_rdma_read_bw ver_rc_compare_swap)
+QPERF_ARGS=(-t 2 rc_bw rc_rdma_write_lat -m 4K -t 8 rc_rdma_read_bw -m 64 -t 2 ver_rc_compare_swap)
 QPERF_RESULT='^ +(bw|latency|msg_rate) += '
+# A result of 0: no completion counted in the test's window.
+qperf_measured_nothing() { grep -qsE "${QPERF_RESULT} *0 " "$work/$1.client"; }
 qperf_results() { grep -E "^[a-z_]+:\$|$QPERF_RESULT" "$1" | tr -s ' ' | tr '\n' ' '; }
 # The tests and the figures they reported, without the values.
 qperf_shape() { sed -E 's/= [0-9.]+ [A-Za-z/]+/=/g' <<<"$1"; }
@@ -1051,7 +1067,7 @@ case_qperf() {
     limited 180 "$work/$tag.server.hang" "${pre[@]}" qperf -lp "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
     if wait_tcp "$p" "$spid"; then
-      limited 120 "$work/$tag.client.hang" "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -t 2 -to 30 "${QPERF_TESTS[@]}" \
+      limited 120 "$work/$tag.client.hang" "${pre[@]}" qperf "$IP1" -lp "$p" -cm1 -to 30 "${QPERF_ARGS[@]}" \
         >"$work/$tag.client" 2>&1 || crc=$?
     else
       crc=124
@@ -1072,7 +1088,7 @@ case_qperf() {
   tests=$(grep -cE "$QPERF_RESULT" "$work/qperf.proxied.client")
   if ((native_ok && proxied_ok && tests == ${#QPERF_TESTS[@]})) &&
      [[ $(qperf_shape "$n") == "$(qperf_shape "$p")" ]]; then
-    pass qperf "${#QPERF_TESTS[@]} tests over rdma_cm, each with a result both ways: native $n/ proxied $p"
+    pass qperf "${#QPERF_TESTS[@]} tests over rdma_cm, each with a nonzero result both ways: native $n/ proxied $p"
   else
     fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of ${#QPERF_TESTS[@]} results under the proxy"
     show qperf.native; show qperf.proxied
