@@ -136,8 +136,10 @@ prefix_for() {  # prefix_for WRAP: sets pre=() natively, pre=(rdmaproxy run ...)
 # wait_tcp PORT PID / wait_cm PID: until something listens on PORT / an rdma_cm id listens,
 # for at most 30 s of wall time; fails at once when PID (the server) has exited -- a server
 # that refuses to start (XRC on a device without it) must not cost the whole wait.
-wait_until() {  # wait_until PID CHECK...
-  local pid=$1 deadline=$((SECONDS + 30)); shift
+# wait_until PID CHECK...: until CHECK succeeds (0), PID has gone or 30 s have passed (1);
+# WAIT_SECS=N for another limit.
+wait_until() {
+  local pid=$1 deadline=$((SECONDS + ${WAIT_SECS:-30})); shift
   while ((SECONDS < deadline)); do
     "$@" && return 0
     kill -0 "$pid" 2>/dev/null || return 1
@@ -752,10 +754,7 @@ case_mckey() {
       >"$work/$tag.client" 2>&1 || src=$?
     # The datagrams' time to arrive: at most 10 s more for the receiver to end by itself,
     # by the clock (a count of `sleep 0.1`s is twice that under TCG, where each costs a fork).
-    local deadline=$((SECONDS + 10))
-    while ((SECONDS < deadline)) && kill -0 "$rpid" 2>/dev/null; do
-      sleep 0.1
-    done
+    WAIT_SECS=10 wait_until "$rpid" false
     kill -TERM "$rpid" 2>/dev/null
     wait "$rpid" || rrc=$?
     echo "$rrc $src" >"$work/$tag.status"
@@ -1047,8 +1046,9 @@ case_rdma_core_tests() {
 #     mismatch ends qperf with an error) and keeps -m / 8 = 8 atomics in flight, not 1024.
 # A run that still prints a rate of 0 measured nothing and is repeated (retry_calibration).
 # The options stick to the tests after them on qperf's command line (qperf.c do_args).
-QPERF_TESTS=(rc_bw rc_rdma_write_lat rc_rdma_read_bw ver_rc_compare_swap)
 QPERF_ARGS=(-t 2 rc_bw rc_rdma_write_lat -m 4K -t 8 rc_rdma_read_bw -m 64 -t 2 ver_rc_compare_swap)
+# The tests among those arguments (the options' values start with a digit).
+QPERF_TESTS=$(printf '%s\n' "${QPERF_ARGS[@]}" | grep -c '^[a-z_]*$')
 QPERF_RESULT='^ +(bw|latency|msg_rate) += '
 # A result of 0: no completion counted in the test's window.
 qperf_measured_nothing() { grep -qsE "${QPERF_RESULT} *0 " "$work/$1.client"; }
@@ -1086,11 +1086,11 @@ case_qperf() {
   n=$(qperf_results "$work/qperf.native.client")
   p=$(qperf_results "$work/qperf.proxied.client")
   tests=$(grep -cE "$QPERF_RESULT" "$work/qperf.proxied.client")
-  if ((native_ok && proxied_ok && tests == ${#QPERF_TESTS[@]})) &&
+  if ((native_ok && proxied_ok && tests == $QPERF_TESTS)) &&
      [[ $(qperf_shape "$n") == "$(qperf_shape "$p")" ]]; then
-    pass qperf "${#QPERF_TESTS[@]} tests over rdma_cm, each with a nonzero result both ways: native $n/ proxied $p"
+    pass qperf "$QPERF_TESTS tests over rdma_cm, each with a nonzero result both ways: native $n/ proxied $p"
   else
-    fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of ${#QPERF_TESTS[@]} results under the proxy"
+    fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of $QPERF_TESTS results under the proxy"
     show qperf.native; show qperf.proxied
   fi
 }
