@@ -50,8 +50,8 @@ while (($#)); do
 done
 
 all_cases=(devices devinfo ibstat rc_pingpong rc_pingpong_events rc_pingpong_new_send uc_pingpong ud_pingpong srq_pingpong
-           xsrq_pingpong write_bw write_bw_cm read_bw send_bw atomic_bw write_lat send_lat
-           read_lat rping rping_ipv6 rping_netns ucmatose udaddy mckey rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
+           xsrq_pingpong write_bw write_bw_cm write_bw_qps read_bw send_bw send_bw_events atomic_bw write_lat send_lat
+           read_lat atomic_lat rping rping_ipv6 rping_netns ucmatose udaddy mckey rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
            verbs_processes hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
 if [[ -n $rdma_core ]]; then
@@ -562,6 +562,12 @@ case_read_bw() { bw_case read_bw ib_read_bw 1000; }
 # handshake, proxied on both sides.
 case_write_bw_cm() { bw_case write_bw_cm ib_write_bw 1000 -R; }
 case_send_bw() { bw_case send_bw ib_send_bw 1000; }
+# Four RC QPs in one context, sharing its CQ and MR: the WRs spread over the QPs, the iteration
+# count is per QP (the row reports 4 x 250).
+case_write_bw_qps() { bw_case write_bw_qps ib_write_bw 250 "-q 4"; }
+# Completions by event on both sides (-e): a completion channel, ibv_req_notify_cq, the client
+# blocking in ibv_get_cq_event on the channel fd, the server's receives reposted after each event.
+case_send_bw_events() { bw_case send_bw_events ib_send_bw 1000 -e; }
 case_atomic_bw() { bw_case atomic_bw ib_atomic_bw 2000; }
 # lat_case NAME PROG ITERATIONS: a perftest latency test; passes when both runs report the same
 # message size and iteration count.
@@ -590,6 +596,8 @@ case_write_lat() { lat_case write_lat ib_write_lat 500; }
 # SEND/RECV (the server posts receives) and RDMA READ round trips.
 case_send_lat() { lat_case send_lat ib_send_lat 500; }
 case_read_lat() { lat_case read_lat ib_read_lat 500; }
+# Fetch-and-add round trips (one 8-byte atomic in flight, its result polled).
+case_atomic_lat() { lat_case atomic_lat ib_atomic_lat 500; }
 
 # rping_case NAME ADDR: rping (rdma_cm: resolve, connect, RDMA READ and WRITE of the pinged
 # buffer, disconnect) to the server at ADDR, 10 pings verified, natively and under the proxy.
