@@ -1056,7 +1056,7 @@ case_rdma_core_tests() {
 # The options stick to the tests after them on qperf's command line (qperf.c do_args).
 QPERF_ARGS=(-t 2 rc_bw rc_rdma_write_lat -m 4K -t 8 rc_rdma_read_bw -m 64 -t 2 ver_rc_compare_swap)
 # The tests among those arguments (the options' values start with a digit).
-QPERF_TESTS=$(printf '%s\n' "${QPERF_ARGS[@]}" | grep -c '^[a-z_]*$')
+QPERF_TEST_COUNT=$(printf '%s\n' "${QPERF_ARGS[@]}" | grep -c '^[a-z_]*$')
 QPERF_RESULT='^ +(bw|latency|msg_rate) += '
 # A result of 0: no completion counted in the test's window.
 qperf_measured_nothing() { grep -qsE "${QPERF_RESULT} *0 " "$work/$1.client"; }
@@ -1094,11 +1094,11 @@ case_qperf() {
   n=$(qperf_results "$work/qperf.native.client")
   p=$(qperf_results "$work/qperf.proxied.client")
   tests=$(grep -cE "$QPERF_RESULT" "$work/qperf.proxied.client")
-  if ((native_ok && proxied_ok && tests == $QPERF_TESTS)) &&
+  if ((native_ok && proxied_ok && tests == $QPERF_TEST_COUNT)) &&
      [[ $(qperf_shape "$n") == "$(qperf_shape "$p")" ]]; then
-    pass qperf "$QPERF_TESTS tests over rdma_cm, each with a nonzero result both ways: native $n/ proxied $p"
+    pass qperf "$QPERF_TEST_COUNT tests over rdma_cm, each with a nonzero result both ways: native $n/ proxied $p"
   else
-    fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of $QPERF_TESTS results under the proxy"
+    fail qperf "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses qperf)), $tests of $QPERF_TEST_COUNT results under the proxy"
     show qperf.native; show qperf.proxied
   fi
 }
