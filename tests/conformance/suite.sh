@@ -136,8 +136,9 @@ prefix_for() {  # prefix_for WRAP: sets pre=() natively, pre=(rdmaproxy run ...)
   if [[ $1 == proxied ]]; then pre=("${PROXY[@]}"); fi
 }
 
-# wait_tcp PORT PID / wait_cm PID: until something listens on PORT / an rdma_cm id listens,
-# for at most 30 s of wall time; fails at once when PID (the server) has exited -- a server
+# wait_tcp PORT PID / wait_cm PORT PID: until something listens on TCP port PORT / an rdma_cm
+# id listens on port PORT (not any listener: a real host may have its own, NFS over RDMA's
+# kernel listener on 20049 for one), for at most 30 s of wall time; fails at once when PID (the server) has exited -- a server
 # that refuses to start (XRC on a device without it) must not cost the whole wait.
 # wait_until PID CHECK...: until CHECK succeeds (0), PID has gone or 30 s have passed (1);
 # WAIT_SECS=N for another limit.
@@ -151,9 +152,13 @@ wait_until() {
   return 1
 }
 tcp_listening() { grep -q . <<<"$(ss -Hltn "sport = :$1" 2>/dev/null)"; }
-cm_listening() { grep -q 'LISTEN' <<<"$(rdma resource show cm_id 2>/dev/null)"; }
+# `rdma resource show cm_id` prints "... state LISTEN ... src-addr ADDR:PORT dst-addr ..." for
+# IPv4 and IPv6 alike (iproute2's res-cmid.c).
+cm_listening() {
+  grep -qE "state LISTEN .*src-addr [^ ]*:$1( |\$)" <<<"$(rdma resource show cm_id 2>/dev/null)"
+}
 wait_tcp() { wait_until "$2" tcp_listening "$1"; }
-wait_cm() { wait_until "$1" cm_listening; }
+wait_cm() { wait_until "$2" cm_listening "$1"; }
 
 # A run that hangs must say where: an intermittent hang seen once in a full run (a proxied
 # client that printed its results and never exited) left nothing but its output to go on.
@@ -287,7 +292,7 @@ limited() {
 }
 
 # pair TAG WAIT SERVER... ::: CLIENT...: the server in the background, the client once the
-# server is ready (WAIT: tcp:PORT, cm), both outputs in $work/TAG.{server,client}; fails if
+# server is ready (WAIT: tcp:PORT or cm:PORT), both outputs in $work/TAG.{server,client}; fails if
 # either side failed or timed out (120 s; then TAG.{server,client}.hang say where each side
 # was). (":::", because the commands contain "--".)
 pair() {
@@ -300,7 +305,7 @@ pair() {
   local spid=$! src=0 crc=0 ready=1
   case $wait in
     tcp:*) wait_tcp "${wait#tcp:}" "$spid" || ready=0 ;;
-    cm) wait_cm "$spid" || ready=0 ;;
+    cm:*) wait_cm "${wait#cm:}" "$spid" || ready=0 ;;
   esac
   if ((ready)); then
     limited 120 "$work/$tag.client.hang" "${client[@]}" >"$work/$tag.client" 2>&1 || crc=$?
@@ -527,7 +532,7 @@ run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
   wait=tcp:$p
   # -R: the QPs are connected over rdma_cm (perftest's rdma_cm.c): the server listens on a cm_id,
   # not a TCP socket, and the GID follows from the address.
-  if [[ " $extra " == *" -R "* ]]; then wait=cm gid0=() gid1=(); fi
+  if [[ " $extra " == *" -R "* ]]; then wait=cm:$p gid0=() gid1=(); fi
   pair "$tag" "$wait" \
     "${pre[@]}" "$prog" -d "$DEV1" "${gid1[@]}" -p "$p" $extra ::: \
     "${pre[@]}" "$prog" -d "$DEV0" "${gid0[@]}" -p "$p" $extra "$IP1"
@@ -613,7 +618,7 @@ rping_case() {
     local -a pre
     prefix_for "$2"
     next_port; p=$port
-    pair "$tag" cm \
+    pair "$tag" "cm:$p" \
       "${pre[@]}" rping -s -a "$addr" -p "$p" -C "$count" -v -V ::: \
       "${pre[@]}" rping -c -a "$addr" -p "$p" -C "$count" -v -V
   }
@@ -694,7 +699,8 @@ case_rping_netns() {
 
 # cm_case NAME CLIENT_LINE WHAT SERVER... ::: CLIENT...: an rdma_cm server and client, both
 # natively and then both under the proxy; passes when both runs succeed and each client printed
-# a line matching CLIENT_LINE. "@PORT@" in the commands is a fresh port per run.
+# a line matching CLIENT_LINE. "@PORT@" in the commands is a fresh port per run, where the
+# server is waited for; CM_PORT=N names the port of a server that has its own (udaddy).
 cm_case() {
   local name=$1 expect=$2 what=$3; shift 3
   local -a spec=("$@")
@@ -707,7 +713,7 @@ cm_case() {
     for w in "${spec[@]}"; do
       if [[ $w == ::: ]]; then words+=(::: "${pre[@]}"); else words+=("${w//@PORT@/$p}"); fi
     done
-    pair "$tag" cm "${words[@]}"
+    pair "$tag" "cm:${CM_PORT:-$p}" "${words[@]}"
   }
   # A failed native run, the reference, is repeated (retry_calibration); a proxied one is not.
   retry_calibration "$name.native" "" run_cm_case && native_ok=1 || native_ok=0
@@ -731,7 +737,7 @@ case_ucmatose() {
 # udaddy: rdma_cm over UD (RDMA_PS_UDP): resolve, a UD QP, the address handle from the
 # connect event's UD parameters, datagrams both ways. Its port is fixed (7174).
 case_udaddy() {
-  cm_case udaddy 'data transfers complete' "UD datagrams both ways over rdma_cm" \
+  CM_PORT=7174 cm_case udaddy 'data transfers complete' "UD datagrams both ways over rdma_cm" \
     udaddy -b "$IP1" ::: udaddy -s "$IP1" -b "$IP0"
 }
 
@@ -845,7 +851,7 @@ case_cmtime() {
     # 30 + 120 s after its start: its own limit lies beyond that (as mckey's receiver's does).
     limited 180 "$work/$tag.server.hang" "${pre[@]}" cmtime -b "$IP1" -p "$p" >"$work/$tag.server" 2>&1 &
     spid=$!
-    if wait_cm "$spid"; then
+    if wait_cm "$p" "$spid"; then
       limited 120 "$work/$tag.client.hang" "${pre[@]}" cmtime -s "$IP1" -b "$IP0" -p "$p" -c 20 >"$work/$tag.client" 2>&1 ||
         crc=$?
     else
