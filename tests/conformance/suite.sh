@@ -138,8 +138,9 @@ prefix_for() {  # prefix_for WRAP: sets pre=() natively, pre=(rdmaproxy run ...)
 
 # wait_tcp PORT PID / wait_cm PORT PID: until something listens on TCP port PORT / an rdma_cm
 # id listens on port PORT (not any listener: a real host may have its own, NFS over RDMA's
-# kernel listener on 20049 for one), for at most 30 s of wall time; fails at once when PID (the server) has exited -- a server
-# that refuses to start (XRC on a device without it) must not cost the whole wait.
+# kernel listener on 20049 for one), for at most 30 s of wall time; fails at once when PID (the
+# server) has exited -- a server that refuses to start (XRC on a device without it) must not
+# cost the whole wait.
 # wait_until PID CHECK...: until CHECK succeeds (0), PID has gone or 30 s have passed (1);
 # WAIT_SECS=N for another limit.
 wait_until() {
@@ -292,9 +293,9 @@ limited() {
 }
 
 # pair TAG WAIT SERVER... ::: CLIENT...: the server in the background, the client once the
-# server is ready (WAIT: tcp:PORT or cm:PORT), both outputs in $work/TAG.{server,client}; fails if
-# either side failed or timed out (120 s; then TAG.{server,client}.hang say where each side
-# was). (":::", because the commands contain "--".)
+# server is ready (WAIT: tcp:PORT or cm:PORT), both outputs in $work/TAG.{server,client};
+# fails if either side failed or timed out (120 s; then TAG.{server,client}.hang say where each
+# side was). (":::", because the commands contain "--".)
 pair() {
   local tag=$1 wait=$2; shift 2
   local -a server=() client=()
@@ -724,7 +725,8 @@ cm_case() {
   if ((native_ok && proxied_ok && n > 0 && p > 0)); then
     pass "$name" "$what: natively and under the proxy"
   else
-    fail "$name" "native ok=$native_ok ($n \"$expect\"), proxied ok=$proxied_ok ($p); $(statuses "$name")"
+    fail "$name" \
+      "native ok=$native_ok ($n \"$expect\"), proxied ok=$proxied_ok ($p); $(statuses "$name")"
     show "$name.native"; show "$name.proxied"
   fi
 }
