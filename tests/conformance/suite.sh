@@ -374,7 +374,7 @@ relisten_race() {  # relisten_race TAG
 # also repeated. A proxied run is repeated only for the calibration failure, a qperf rate of 0
 # (measured nothing too; case_qperf) and the -R race.
 # Every repetition prints a `note:` line on stderr with the failed attempt's exit statuses.
-retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
+retry_run() {  # retry_run TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
   local tag=$1 wrap=$2 attempt why ok; shift 2
   for attempt in 1 2 3 4 5; do
     "$@" "$tag" "$wrap" && ok=1 || ok=0
@@ -394,6 +394,12 @@ retry_calibration() {  # retry_calibration TAG WRAP RUNNER ARGS...: RUNNER ARGS.
     echo "note: $tag: $why (server and client exit $(cat "$work/$tag.status"); attempt $attempt of 5)" >&2
   done
   return 1  # every attempt failed or measured nothing
+}
+# twice_repeating CASE RUNNER ARGS...: twice, each run through retry_run.
+twice_repeating() {
+  local name=$1; shift
+  retry_run "$name.native" "" "$@" && native_ok=1 || native_ok=0
+  retry_run "$name.proxied" proxied "$@" && proxied_ok=1 || proxied_ok=0
 }
 
 # ---- cases -----------------------------------------------------------------------------------
@@ -543,8 +549,7 @@ run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
 # takes longer.
 bw_case() {  # bw_case NAME PROG ITERATIONS [EXTRA]
   local name=$1 prog=$2 iters=$3 extra=${4:+ $4}
-  retry_calibration "$name.native" "" run_perftest "$prog" "-n $iters$extra" && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" proxied run_perftest "$prog" "-n $iters$extra" && proxied_ok=1 || proxied_ok=0
+  twice_repeating "$name" run_perftest "$prog" "-n $iters$extra"
   local n p
   n=$(bw_row "$work/$name.native.client")
   p=$(bw_row "$work/$name.proxied.client")
@@ -584,8 +589,7 @@ case_atomic_bw() { bw_case atomic_bw ib_atomic_bw 2000; }
 # message size and iteration count.
 lat_case() {
   local name=$1 prog=$2 iters=$3
-  retry_calibration "$name.native" "" run_perftest "$prog" "-n $iters" && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" proxied run_perftest "$prog" "-n $iters" && proxied_ok=1 || proxied_ok=0
+  twice_repeating "$name" run_perftest "$prog" "-n $iters"
   local n p
   n=$(lat_row "$work/$name.native.client")
   p=$(lat_row "$work/$name.proxied.client")
@@ -716,9 +720,8 @@ cm_case() {
     done
     pair "$tag" "cm:${CM_PORT:-$p}" "${words[@]}"
   }
-  # A failed native run, the reference, is repeated (retry_calibration); a proxied one is not.
-  retry_calibration "$name.native" "" run_cm_case && native_ok=1 || native_ok=0
-  retry_calibration "$name.proxied" proxied run_cm_case && proxied_ok=1 || proxied_ok=0
+  # A failed native run, the reference, is repeated (retry_run); a proxied one is not.
+  twice_repeating "$name" run_cm_case
   local n p
   n=$(grep -c -- "$expect" "$work/$name.native.client")
   p=$(grep -c -- "$expect" "$work/$name.proxied.client")
@@ -1069,7 +1072,7 @@ case_rdma_core_tests() {
 #   - READ: 4 KiB messages (-m 4K; the 1024 posted reads move 4 MB) and an 8 s window;
 #   - compare-and-swap: ver_rc_compare_swap, which checks the value every swap returned (a
 #     mismatch ends qperf with an error) and keeps -m / 8 = 8 atomics in flight, not 1024.
-# A run that still prints a rate of 0 measured nothing and is repeated (retry_calibration).
+# A run that still prints a rate of 0 measured nothing and is repeated (retry_run).
 # The options stick to the tests after them on qperf's command line (qperf.c do_args).
 QPERF_ARGS=(-t 2 rc_bw rc_rdma_write_lat -m 4K -t 8 rc_rdma_read_bw -m 64 -t 2 ver_rc_compare_swap)
 # The tests among those arguments (the options' values start with a digit).
@@ -1104,9 +1107,8 @@ case_qperf() {
     echo "$src $crc" >"$work/$tag.status"
     ((src == 0 && crc == 0))
   }
-  # A run that lost the race above is repeated (retry_calibration), as is a failed native one.
-  retry_calibration qperf.native "" run_qperf && native_ok=1 || native_ok=0
-  retry_calibration qperf.proxied proxied run_qperf && proxied_ok=1 || proxied_ok=0
+  # A run that lost the race above is repeated (retry_run), as is a failed native one.
+  twice_repeating qperf run_qperf
   local n p tests
   n=$(qperf_results "$work/qperf.native.client")
   p=$(qperf_results "$work/qperf.proxied.client")
