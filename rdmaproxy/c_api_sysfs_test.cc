@@ -110,12 +110,42 @@ TEST_CASE("the app's /sys has the sentry's devices under their sandbox names") {
                           nullptr) == -ENOTDIR);
 
   // A passthrough point is the host's: resolve gives its path, the rest say EXDEV.
-  char host[64];
+  char host[128];
   CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/online", 1, host, sizeof(host)) ==
         RXP_SYSFS_HOST);
   CHECK(std::string(host) == "/sys/devices/system/cpu/online");
   CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/online", 1, host, 8) == -ENAMETOOLONG);
   CHECK(rxp_sysfs_read(fs, "/sys/devices/system/cpu/online", 0, link, sizeof(link)) == -EXDEV);
+  CHECK(rxp_sysfs_readlink(fs, "/sys/class/infiniband/mlx5_2", link, 0) == -EINVAL);
+
+  // Out of a passthrough directory is back in the synthesized tree, resolved as one tree
+  // (this machine's own /sys is the host's): never a host path outside the directory, never
+  // what the tree hides.
+  CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/../../../../etc/shadow", 1, host,
+                          sizeof(host)) == -ENOENT);
+  CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/../../../class/infiniband/mlx5_0", 1,
+                          host, sizeof(host)) == -ENOENT);
+  CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/cpu0/../../../../class/infiniband", 1,
+                          host, sizeof(host)) == RXP_SYSFS_SYNTHESIZED);
+  CHECK(List(fs, "/sys/devices/system/cpu/cpu0/../../../../class/infiniband") ==
+        std::set<std::string>{"mlx5_2", "rxe0"});
+  CHECK(Read(fs, "/sys/devices/system/cpu/../../../class/infiniband_verbs/uverbs1/ibdev") ==
+        "rxe0\n");
+  REQUIRE(rxp_sysfs_stat(fs, "/sys/devices/system/cpu/../../../class/infiniband/mlx5_2", 0,
+                         &st) == 0);
+  CHECK(S_ISLNK(st.mode));
+  CHECK(rxp_sysfs_readlink(fs, "/sys/devices/system/cpu/../../../class/infiniband/mlx5_2", link,
+                           sizeof(link)) == n);
+  CHECK(rxp_sysfs_stat(fs, "/sys/devices/system/cpu/../../../class/infiniband/mlx5_0", 0, &st) ==
+        -ENOENT);
+  // A host link out of the directory is followed in the tree too: cpu0/subsystem is
+  // ../../../../bus/cpu, which the tree does not have; the link itself is the host's.
+  CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/cpu0/subsystem/devices", 1, host,
+                          sizeof(host)) == -ENOENT);
+  CHECK(rxp_sysfs_resolve(fs, "/sys/devices/system/cpu/cpu0/subsystem", 0, host, sizeof(host)) ==
+        RXP_SYSFS_HOST);
+  CHECK(std::string(host) == "/sys/devices/system/cpu/cpu0/subsystem");
+  CHECK(rxp_sysfs_stat(fs, "/sys/devices/system/cpu/cpu0", 1, &st) == -EXDEV);
 
   // A walk can stop early; the callback's value comes back.
   CHECK(rxp_sysfs_readdir(fs, "/sys/class/infiniband",

@@ -193,8 +193,11 @@ int rxp_mmap_commit(rxp_file *file, uint64_t offset);
  */
 typedef struct rxp_sysfs rxp_sysfs;
 
-/* -EINVAL: malformed snapshot (the reason names the field); -ENODEV: a device of the sentry
- * the snapshot does not describe. */
+/* -ENODEV: a device of the sentry the snapshot does not describe. A malformed snapshot: the
+ * reason names the field; -EINVAL for text that is not the schema's JSON or a field of the
+ * wrong type or value, else the errno of the rule it breaks: -EPROTONOSUPPORT (version),
+ * -EEXIST (named twice), -ENOENT (names what it lacks), -ERANGE, -E2BIG, -ENAMETOOLONG,
+ * -ELOOP (docs/embedding.md). */
 int rxp_sysfs_create(rxp_sentry *sentry, const char *snapshot_json, rxp_sysfs **sysfs);
 int rxp_sysfs_destroy(rxp_sysfs *sysfs);
 
@@ -204,7 +207,15 @@ enum rxp_sysfs_source {
 };
 /* Where `path` leads (`follow`: through a final symlink): an enum rxp_sysfs_source, or
  * -errno. For RXP_SYSFS_HOST the host path is written to host_path (NUL-terminated;
- * -ENAMETOOLONG if host_path_size is too small). */
+ * -ENAMETOOLONG if host_path_size is too small). Below a passthrough point the path is walked
+ * on the host's /sys component by component, as one tree: a ".." or a host symlink that
+ * leaves the passthrough directory goes on in the synthesized tree (so
+ * /sys/devices/system/cpu/../../../class/infiniband is the synthesized directory, and nothing
+ * outside a passthrough directory or hidden by the tree is ever a host path). host_path then
+ * has no symlink in it but, without `follow`, its last component; the runtime opens it with
+ * O_NOFOLLOW and sends what a link names back through rxp_sysfs_resolve. The calls below
+ * resolve a path that leaves a passthrough point the same way, and answer -EXDEV only where
+ * it ends on the host. */
 int rxp_sysfs_resolve(rxp_sysfs *sysfs, const char *path, int follow, char *host_path,
                       size_t host_path_size);
 
@@ -215,7 +226,8 @@ struct rxp_sysfs_statbuf {
 };
 /* stat(2) (follow != 0) or lstat(2). */
 int rxp_sysfs_stat(rxp_sysfs *sysfs, const char *path, int follow, struct rxp_sysfs_statbuf *st);
-/* readlink(2): the target's length (no NUL written; truncated to `size` as readlink does). */
+/* readlink(2): the target's length (no NUL written; truncated to `size` as readlink does;
+ * -EINVAL for a size of 0, as readlink's). */
 long rxp_sysfs_readlink(rxp_sysfs *sysfs, const char *path, char *buffer, size_t size);
 /* pread(2) of an attribute: bytes copied, 0 at or past its end. */
 long rxp_sysfs_read(rxp_sysfs *sysfs, const char *path, uint64_t offset, void *buffer,
