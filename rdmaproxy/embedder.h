@@ -61,7 +61,8 @@ class FdBridge {
   // channel): make it an fd of the app, of `kind`, belonging to the uverbs file `owner`, and
   // return the number the app must see. In sentry mode `fd` is a forwarder fd and ownership
   // passes to the bridge; under the ptrace harness it is already the tracee's fd, which the
-  // harness moves into its reserved range.
+  // harness moves into its reserved range. On failure `fd` is closed (the app never holds it)
+  // and the command fails with the error (UverbsFile::Complete).
   virtual Result<int> Adopt(int fd, FileKind kind, uint64_t owner) = 0;
 };
 

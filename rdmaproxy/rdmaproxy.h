@@ -66,7 +66,7 @@ struct rxp_app_ops {
   /* Install `file` (a new async event fd or completion channel the kernel created) as a new
    * fd of the app. Returns the app's fd number (>= 0) or -errno. On success the runtime owns
    * the handle and calls rxp_close when the app closes the fd; on failure the library closes
-   * it. */
+   * it and the command fails with that -errno (the app's copy of the fd reads -1). */
   int (*install_fd)(void *app, rxp_file *file);
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -765,6 +766,10 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
   (void)base;
   Settle(c, result, image_after, memory, fds);
   long app_result = result;
+  // A new fd the app cannot be given fails the command with the reason (the bridge closed
+  // it, which ends the host object it stood for), as ib_uverbs fails one whose fd it cannot
+  // allocate; the app's copy of the response says -1 there, never the host's number.
+  std::optional<Error> not_adopted;
   if (result >= 0) {
     // New fds: make them the app's and rewrite where the app reads them. The image's attribute
     // array as the kernel left it is read and rewritten where it is (the image is not used
@@ -788,11 +793,12 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
       if (!app_fd) {
         engine_.Log(fmt::format("rdmaproxy: {}: cannot hand the new {} fd to the app: {}", label_,
                                 FileKindName(p.fd_kind), app_fd.error().ToString()));
-        continue;
+        if (!not_adopted) not_adopted = std::move(app_fd).error();
       }
-      const auto v32 = static_cast<uint32_t>(*app_fd);
+      const int shown = app_fd ? *app_fd : -1;
+      const auto v32 = static_cast<uint32_t>(shown);
       if (p.attr_index >= 0) {
-        const uint64_t v64 = static_cast<uint64_t>(*app_fd);
+        const uint64_t v64 = static_cast<uint64_t>(static_cast<int64_t>(shown));
         std::memcpy(attrs_after.data() + kAttr * static_cast<size_t>(p.attr_index) +
                         offsetof(ib_uverbs_attr, data),
                     &v64, sizeof(v64));
@@ -834,6 +840,7 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
       if (changed) (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader), back);
     }
     if (c.kind == UverbsCommand::Kind::kWrite) app_result = static_cast<long>(c.app_length);
+    if (not_adopted) app_result = -not_adopted->errnum;
   }
   if (engine_.tracing()) {
     abi::CallOutcome outcome;

@@ -520,6 +520,15 @@ TEST_CASE("fds: completion channels must be this file's, new fds become app fds"
   REQUIRE(f.fds.fds().count(app_fd) == 1);
   CHECK(f.fds.fds().at(app_fd).host_fd == 66);
   CHECK(f.fds.fds().at(app_fd).kind == FileKind::kAsyncEvent);
+
+  // A new fd the app cannot be given: the command fails with the bridge's errno, and the app
+  // reads -1 where the kernel wrote its fd -- never the host's number, which is closed.
+  f.fds.adopt_errno = EMFILE;
+  IoctlBuilder ev2(UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC, RDMA_DRIVER_RXE);
+  ev2.Handle(UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, 0);
+  CHECK(f.Ioctl(ev2.Build()) == -EMFILE);
+  CHECK(static_cast<int64_t>(f.AppAttr(0).data) == -1);
+  CHECK(f.fds.closed == std::vector<int>{66});
 }
 
 TEST_CASE("policy: denied methods and content rules are refused before the kernel",

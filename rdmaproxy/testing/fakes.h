@@ -78,9 +78,13 @@ class FakeAppMemory final : public AppMemory {
   std::map<uint64_t, std::vector<std::byte>> regions_;
 };
 
-// The app's fd table: app fd -> host fd, kind, owner. Adopt assigns app fds from 100 up.
+// The app's fd table: app fd -> host fd, kind, owner. Adopt assigns app fds from 100 up; with
+// `adopt_errno` set it fails as a full fd table would, recording the fd it closed in `closed`.
 class FakeFdBridge final : public FdBridge {
  public:
+  int adopt_errno = 0;
+  std::vector<int> closed;
+
   void Add(int app_fd, HostFile file) { fds_[app_fd] = file; }
   Result<HostFile> Resolve(int app_fd) override {
     auto it = fds_.find(app_fd);
@@ -88,6 +92,10 @@ class FakeFdBridge final : public FdBridge {
     return it->second;
   }
   Result<int> Adopt(int fd, FileKind kind, uint64_t owner) override {
+    if (adopt_errno != 0) {
+      closed.push_back(fd);
+      return Fail(adopt_errno, "the app's fd table is full");
+    }
     const int app = next_++;
     fds_[app] = {fd, kind, owner};
     return app;

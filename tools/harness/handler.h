@@ -157,7 +157,8 @@ class TraceeAccess {
   // OnExit (and FileHandlerFactory::OnOpen) only: moves the tracee's fd `fd` — say one the
   // kernel just returned inside an ioctl response — into the reserved range, keeping its
   // close-on-exec flag, closes the old number and makes `handler` its handler. Returns the new
-  // fd number; the caller rewrites wherever the app will look for it.
+  // fd number; the caller rewrites wherever the app will look for it. On failure `fd` is
+  // closed in the tracee (unless it died), as a failed open's is (AdoptIntoRange).
   virtual Result<int> AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> handler,
                               std::string label) = 0;
 };

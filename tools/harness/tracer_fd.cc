@@ -106,9 +106,14 @@ Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> 
                                     std::string label) {
   if (exit_ == nullptr) return Fail(EINVAL, "an fd can only be adopted at syscall exit");
   if (handler == nullptr) return Fail(EINVAL, "AdoptFd needs a handler");
-  RXP_TRY(tracer_.EnsureDeviceFilter(*exit_));
-  auto moved = tracer_.MoveIntoRange(*exit_, fd, FdIsCloexec(task_.tid, fd));
-  if (!moved.ok()) return std::move(moved).error();
+  auto filtered = tracer_.EnsureDeviceFilter(*exit_);
+  auto moved = filtered.ok() ? tracer_.MoveIntoRange(*exit_, fd, FdIsCloexec(task_.tid, fd))
+                             : Result<int>(std::move(filtered).error());
+  if (!moved.ok()) {
+    if (!exit_->death_status())
+      (void)exit_->Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
+    return std::move(moved).error();
+  }
   task_.fds->Insert(*moved, std::make_shared<OpenFile>(std::move(handler), std::move(label)));
   return *moved;
 }
