@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "abi/one_line.h"
 #include "rdmaproxy/c_api_internal.h"
 #include "rdmaproxy/device_map.h"
 #include "rdmaproxy/host_rdma_devices.h"
@@ -183,6 +184,8 @@ const char* rxp_last_error(void) {
     last_error = rxp::Error{kernel_errno, kernel_error_file + ": the host kernel's answer"}.ToString();
     kernel_errno = 0;
   }
+  // One line, whatever the app or the config named (abi/one_line.h).
+  if (rxp::HasControlBytes(last_error)) last_error = rxp::OneLine(last_error);
   return last_error.c_str();
 }
 int rxp_api_version(void) { return RXP_API_VERSION; }

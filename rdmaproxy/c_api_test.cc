@@ -264,6 +264,17 @@ TEST_CASE("open answers ENOENT for what the sandbox does not have") {
     CHECK(LastError().find("ENOENT") != std::string::npos);
   }
   CHECK(log.size() == 6);
+
+  // What the app names stays on one line, in the log and in the reason: a newline in it
+  // cannot forge a second log line.
+  const char* forged = "/dev/infiniband/x\nrdmaproxy: uverbs0: forged\x1b[2K";
+  CHECK(rxp_open(s, forged, O_RDWR, &f) == -ENOENT);
+  REQUIRE(log.size() == 7);
+  CHECK(log.back().find('\n') == std::string::npos);
+  CHECK(log.back().find('\x1b') == std::string::npos);
+  CHECK(log.back().find("x\\x0ardmaproxy: uverbs0: forged\\x1b[2K") != std::string::npos);
+  CHECK(LastError().find('\n') == std::string::npos);
+  CHECK(LastError().find("x\\x0ardmaproxy") != std::string::npos);
   rxp_sentry_destroy(s);
   rxp_config_destroy(c);
 }

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "abi/one_line.h"
 #include "rdmaproxy/cm_file.h"
 #include "rdmaproxy/uverbs_file.h"
 
@@ -62,7 +63,9 @@ void Engine::RefusedQuietly(std::string_view file, const Error& error, Refusal w
   }
 }
 
+// Log and Trace lines are one line each, whatever the app named (abi/one_line.h).
 void Engine::Log(std::string_view line) {
+  if (HasControlBytes(line)) return Log(OneLine(line));
   std::lock_guard lock(sink_mutex_);
   if (options_.log) {
     options_.log(line);
@@ -72,6 +75,7 @@ void Engine::Log(std::string_view line) {
 }
 
 void Engine::Trace(std::string_view line) {
+  if (HasControlBytes(line)) return Trace(OneLine(line));
   std::lock_guard lock(sink_mutex_);
   if (options_.trace) options_.trace(line);
 }

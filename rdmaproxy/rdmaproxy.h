@@ -119,7 +119,7 @@ int rxp_config_load_policy(rxp_config *config, const char *path);
  * "ahs", "mws", "wqs", "contexts". Applies on top of the policy set before or after. */
 int rxp_config_set_quota(rxp_config *config, const char *name, uint64_t value);
 /* Where denials (one line each) and traces (one line per command) go; NULL sink: log to
- * stderr, no trace. */
+ * stderr, no trace. Control bytes in a line (and in rxp_last_error) are written \xNN. */
 int rxp_config_set_log(rxp_config *config, rxp_line_sink sink, void *context);
 int rxp_config_set_trace(rxp_config *config, rxp_line_sink sink, void *context);
 

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <string>
 
+#include "abi/one_line.h"
+
 namespace rxp::harness {
 
 class Log {
@@ -31,9 +33,10 @@ class Log {
   }
 
  private:
+  // One line, whatever the program named (a path it opened): abi/one_line.h.
   static void Write(FILE* out, const std::string& line) {
     if (out == nullptr) return;
-    fmt::print(out, "rdmaproxy: {}\n", line);
+    fmt::print(out, "rdmaproxy: {}\n", HasControlBytes(line) ? OneLine(line) : line);
   }
   FILE* errors_;
   FILE* trace_;
