@@ -158,16 +158,17 @@ int EditConfig(rxp_config* handle, F&& edit) {
   });
 }
 
-// A policy replaces the previous one but keeps quotas set one by one before it.
+// A policy replaces the previous one, its quotas included, but not the quotas set one by one
+// (before or after it).
 int SetPolicy(ConfigState& c, rxp::Result<PolicyConfig> policy) {
   if (!policy) return Failed(policy.error());
-  const Quotas before = c.config.policy.quotas;
   c.config.policy = std::move(*policy);
   Quotas& q = c.config.policy.quotas;
-  if (before.pinned_bytes) q.pinned_bytes = before.pinned_bytes;
+  const Quotas& mine = c.set_one_by_one;
+  if (mine.pinned_bytes) q.pinned_bytes = mine.pinned_bytes;
   for (auto field : {&Quotas::contexts, &Quotas::pds, &Quotas::cqs, &Quotas::qps,
                      &Quotas::srqs, &Quotas::mrs, &Quotas::mws, &Quotas::ahs, &Quotas::wqs})
-    if (before.*field) q.*field = before.*field;
+    if (mine.*field) q.*field = mine.*field;
   return 0;
 }
 
@@ -306,7 +307,8 @@ int rxp_config_load_policy(rxp_config* config, const char* path) {
 int rxp_config_set_quota(rxp_config* config, const char* name, uint64_t value) {
   return EditConfig(config, [&](ConfigState& c) {
     if (name == nullptr) return Failed(EINVAL, "EINVAL: quota name is NULL");
-    if (auto r = c.config.policy.quotas.Set(name, value); !r) return Failed(r.error());
+    if (auto r = c.set_one_by_one.Set(name, value); !r) return Failed(r.error());
+    (void)c.config.policy.quotas.Set(name, value);
     return 0;
   });
 }
@@ -370,8 +372,14 @@ int rxp_sentry_device(rxp_sentry* sentry, unsigned index, rxp_device_info* info)
       return Failed(ENOENT, fmt::format("ENOENT: the sentry has {} devices", devices.size()));
     const SentryDevice& d = devices[index];
     struct stat st {};
+    // -ENOENT says "past the last device" (enumeration stops there): a device whose host node
+    // is missing or is not a device node is -ENODEV.
     if (::stat(d.host_path.c_str(), &st) != 0)
-      return Failed(errno, fmt::format("{}: {}", d.host_path, std::strerror(errno)));
+      return Failed(ENODEV, fmt::format("ENODEV: {} (device {}): {}", d.host_path, d.sandbox_name,
+                                        std::strerror(errno)));
+    if (!S_ISCHR(st.st_mode))
+      return Failed(ENODEV, fmt::format("ENODEV: {} (device {}) is not a character device",
+                                        d.host_path, d.sandbox_name));
     rxp_device_info out{};
     // Names were checked at configuration: device names are short, host paths absolute.
     auto copy = [](char* to, size_t size, const std::string& from) {

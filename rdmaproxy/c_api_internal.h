@@ -18,6 +18,9 @@ namespace rxp::proxy::capi {
 struct ConfigState {
   std::mutex mutex;
   SentryConfig config;
+  // The quotas set one by one (rxp_config_set_quota): they stay over any policy set later,
+  // which replaces everything else, its own quotas included.
+  Quotas set_one_by_one;
   rxp_app_ops ops{};
   bool has_ops = false;
 };

@@ -10,11 +10,15 @@
 #include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include "rdmaproxy/c_api_internal.h"  // the config a policy leaves, read back
 
 extern "C" int rxp_c_header_smoke(void);  // c_api_header_test.c: the header compiles as C
 
@@ -174,6 +178,12 @@ TEST_CASE("bad config values are refused with a reason") {
     CHECK(rxp_config_set_rdma_cm_netns(c, "/proc/self/ns/uts") == 0);
     CHECK(rxp_sentry_create(c, &s) == -EINVAL);
     CHECK(s == nullptr);
+    // A FIFO is refused at once, not waited on for a writer.
+    const std::string fifo = "/tmp/rxp-capi-fifo-" + std::to_string(::getpid());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(rxp_config_set_rdma_cm_netns(c, fifo.c_str()) == 0);
+    CHECK(rxp_sentry_create(c, &s) == -EINVAL);
+    ::unlink(fifo.c_str());
     // Not asked for when rdma_cm is not served.
     REQUIRE(rxp_config_set_rdma_cm(c, 0) == 0);
     CHECK(rxp_sentry_create(c, &s) == 0);
@@ -192,6 +202,14 @@ TEST_CASE("bad config values are refused with a reason") {
     CHECK(rxp_config_set_policy_json(c, R"({"version": 1, "deny": ["NO.SUCH"]})") == -EINVAL);
     CHECK(rxp_config_load_policy(c, nullptr) == -EINVAL);
     CHECK(rxp_config_load_policy(c, "/nonexistent/policy.json") == -ENOENT);
+    // Not a regular file: refused at once (a FIFO is not waited on, /dev/zero not read on).
+    const std::string fifo = "/tmp/rxp-capi-policy-fifo-" + std::to_string(::getpid());
+    REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+    CHECK(rxp_config_load_policy(c, fifo.c_str()) == -EINVAL);
+    CHECK(LastError().find("not a regular file") != std::string::npos);
+    ::unlink(fifo.c_str());
+    CHECK(rxp_config_load_policy(c, "/dev/zero") == -EINVAL);
+    CHECK(rxp_config_load_policy(c, "/tmp") == -EINVAL);
     CHECK(rxp_config_set_quota(c, nullptr, 1) == -EINVAL);
     CHECK(rxp_config_set_quota(c, "bogus", 1) == -EINVAL);
     CHECK(LastError().find("bogus") != std::string::npos);
@@ -200,6 +218,25 @@ TEST_CASE("bad config values are refused with a reason") {
     CHECK(rxp_config_set_quota(c, "pinned_bytes", uint64_t{1} << 40) == 0);
     CHECK(rxp_config_set_policy_json(c, R"({"version": 1})") == 0);
   }
+  rxp_config_destroy(c);
+}
+
+TEST_CASE("a policy replaces the one before it, its quotas too, but not quotas set one by one") {
+  rxp_config* c = MakeConfig();
+  auto quotas = [&] { return rxp::proxy::capi::ConfigOf(c)->config.policy.quotas; };
+  REQUIRE(rxp_config_set_policy_json(c, R"({"version": 1, "quotas": {"pds": 0, "cqs": 3}})") == 0);
+  CHECK(quotas().pds == 0u);
+  CHECK(quotas().cqs == 3u);
+  REQUIRE(rxp_config_set_policy_json(c, R"({"version": 1})") == 0);
+  CHECK(!quotas().pds);
+  CHECK(!quotas().cqs);
+  // Set one by one: kept over a policy set after, and over the policy set before.
+  REQUIRE(rxp_config_set_quota(c, "qps", 4) == 0);
+  REQUIRE(rxp_config_set_policy_json(c, R"({"version": 1, "quotas": {"qps": 9, "mrs": 2}})") == 0);
+  CHECK(quotas().qps == 4u);
+  CHECK(quotas().mrs == 2u);
+  REQUIRE(rxp_config_set_quota(c, "mrs", 5) == 0);
+  CHECK(quotas().mrs == 5u);
   rxp_config_destroy(c);
 }
 
@@ -242,6 +279,20 @@ TEST_CASE("a sentry lists its devices with the host node's number") {
   CHECK(info.dev_minor == 3);
   CHECK(rxp_sentry_device(s, 1, &info) == -ENOENT);
   CHECK(rxp_sentry_device(s, 0, nullptr) == -EINVAL);
+  {
+    // A device whose host node is gone, or is no device node, is not the end of the list.
+    rxp_config* c2 = MakeConfig();
+    REQUIRE(rxp_config_add_device(c2, "uverbs1", "/nonexistent/uverbs9", RDMA_DRIVER_RXE) == 0);
+    REQUIRE(rxp_config_add_device(c2, "uverbs2", "/tmp", RDMA_DRIVER_RXE) == 0);
+    rxp_sentry* s2 = nullptr;
+    REQUIRE(rxp_sentry_create(c2, &s2) == 0);
+    CHECK(rxp_sentry_device(s2, 1, &info) == -ENODEV);
+    CHECK(LastError().find("/nonexistent/uverbs9") != std::string::npos);
+    CHECK(rxp_sentry_device(s2, 2, &info) == -ENODEV);
+    CHECK(rxp_sentry_device(s2, 3, &info) == -ENOENT);
+    rxp_sentry_destroy(s2);
+    rxp_config_destroy(c2);
+  }
   std::string long_name(64, 'u');
   CHECK(rxp_config_add_device(c, long_name.c_str(), "/dev/null", 0) == -ENAMETOOLONG);
   std::string long_path = "/" + std::string(255, 'd');

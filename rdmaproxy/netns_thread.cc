@@ -13,7 +13,9 @@
 namespace rxp::proxy {
 
 Result<std::unique_ptr<NetnsThread>> NetnsThread::Start(const std::string& path) {
-  UniqueFd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // O_NONBLOCK: a FIFO named by mistake opens at once (and setns refuses it) instead of
+  // waiting for a writer.
+  UniqueFd ns(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!ns) return Fail(errno, "rdma_cm network namespace {}: {}", path, std::strerror(errno));
   std::unique_ptr<NetnsThread> t(new NetnsThread());
   std::promise<int> entered;

@@ -2,9 +2,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cctype>
-#include <fstream>
-#include <sstream>
+#include <cerrno>
+#include <cstring>
+
+#include "abi/unique_fd.h"
 
 namespace rxp::proxy {
 namespace {
@@ -184,12 +190,32 @@ Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
   return p;
 }
 
+// A policy file is a regular file of at most this size: a FIFO, a device (/dev/zero) or a
+// directory given by mistake is refused at once instead of blocking or reading forever.
+constexpr off_t kMaxPolicyFileBytes = 1 << 20;
+
 Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Fail(ENOENT, "policy: cannot read {}", path);
-  std::stringstream s;
-  s << in.rdbuf();
-  auto p = FromJson(s.str());
+  // O_NONBLOCK: opening a FIFO for reading does not wait for a writer.
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
+  if (!fd) return Fail(errno, "policy: cannot open {}: {}", path, std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return Fail(errno, "policy: cannot stat {}: {}", path, std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return Fail(EINVAL, "policy: {} is not a regular file", path);
+  if (st.st_size > kMaxPolicyFileBytes)
+    return Fail(EFBIG, "policy: {} is {} bytes; a policy file is at most {}", path, st.st_size,
+                kMaxPolicyFileBytes);
+  std::string text(static_cast<size_t>(st.st_size), '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return Fail(errno, "policy: cannot read {}: {}", path, std::strerror(errno));
+    if (n == 0) break;  // shrank meanwhile
+    got += static_cast<size_t>(n);
+  }
+  text.resize(got);
+  auto p = FromJson(text);
   if (!p) return Fail(p.error().errnum, "{}: {}", path, p.error().reason);
   return p;
 }

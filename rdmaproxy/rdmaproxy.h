@@ -112,7 +112,8 @@ int rxp_config_set_rdma_cm(rxp_config *config, int enabled);
  * the errno of open(2), -EINVAL if it is not a network namespace, -EPERM without
  * CAP_SYS_ADMIN over it. */
 int rxp_config_set_rdma_cm_netns(rxp_config *config, const char *path);
-/* The policy (docs/user-guide.md#policy) from JSON text or a file; replaces the default. */
+/* The policy (docs/user-guide.md#policy) from JSON text or a file; replaces the default or the
+ * policy set before, its quotas too, but not quotas set one by one (rxp_config_set_quota). */
 int rxp_config_set_policy_json(rxp_config *config, const char *json);
 int rxp_config_load_policy(rxp_config *config, const char *path);
 /* One quota by its policy-file name: "pinned_bytes", "qps", "cqs", "mrs", "pds", "srqs",
@@ -141,7 +142,8 @@ struct rxp_device_info {
   uint32_t dev_major;    /* st_rdev of host_path */
   uint32_t dev_minor;
 };
-/* The sentry's index-th device (in configuration order); -ENOENT past the last one. */
+/* The sentry's index-th device (in configuration order); -ENOENT past the last one, -ENODEV
+ * for one whose host node is missing or not a character device (the reason says which). */
 int rxp_sentry_device(rxp_sentry *sentry, unsigned index, struct rxp_device_info *info);
 
 /* ---- files: one entry point per file operation the app makes ----------------------------- */
