@@ -209,7 +209,7 @@ TEST_CASE("bad config values are refused with a reason") {
     CHECK(LastError().find("not a regular file") != std::string::npos);
     ::unlink(fifo.c_str());
     CHECK(rxp_config_load_policy(c, "/dev/zero") == -EINVAL);
-    CHECK(rxp_config_load_policy(c, "/tmp") == -EINVAL);
+    CHECK(rxp_config_load_policy(c, "/tmp") == -EISDIR);
     CHECK(rxp_config_set_quota(c, nullptr, 1) == -EINVAL);
     CHECK(rxp_config_set_quota(c, "bogus", 1) == -EINVAL);
     CHECK(LastError().find("bogus") != std::string::npos);

@@ -194,13 +194,14 @@ Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
 // directory given by mistake is refused at once instead of blocking or reading forever.
 constexpr off_t kMaxPolicyFileBytes = 1 << 20;
 
-Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
+Result<std::string> ReadPolicyFile(const std::string& path) {
   // O_NONBLOCK: opening a FIFO for reading does not wait for a writer.
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY));
   if (!fd) return Fail(errno, "policy: cannot open {}: {}", path, std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     return Fail(errno, "policy: cannot stat {}: {}", path, std::strerror(errno));
+  if (S_ISDIR(st.st_mode)) return Fail(EISDIR, "policy: {} is a directory", path);
   if (!S_ISREG(st.st_mode)) return Fail(EINVAL, "policy: {} is not a regular file", path);
   if (st.st_size > kMaxPolicyFileBytes)
     return Fail(EFBIG, "policy: {} is {} bytes; a policy file is at most {}", path, st.st_size,
@@ -215,7 +216,13 @@ Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
     got += static_cast<size_t>(n);
   }
   text.resize(got);
-  auto p = FromJson(text);
+  return text;
+}
+
+Result<PolicyConfig> PolicyConfig::FromFile(const std::string& path) {
+  auto text = ReadPolicyFile(path);
+  if (!text) return std::move(text).error();
+  auto p = FromJson(*text);
   if (!p) return Fail(p.error().errnum, "{}: {}", path, p.error().reason);
   return p;
 }

@@ -52,8 +52,14 @@ struct PolicyConfig {
 
   // Parses a policy file's text; unknown keys, unknown entry names and bad values are errors.
   static Result<PolicyConfig> FromJson(std::string_view text);
+  // FromJson of ReadPolicyFile(path).
   static Result<PolicyConfig> FromFile(const std::string& path);
 };
+
+// A policy file's text: a regular file of at most 1 MiB, opened without waiting (a FIFO, a
+// device is EINVAL at once, a directory EISDIR, a larger file EFBIG; else open's or read's
+// errno).
+Result<std::string> ReadPolicyFile(const std::string& path);
 
 // CheckEntry's general case: an entry the schema denies or leaves unsupported, or a policy
 // with a deny list, decided by the entry's names.

@@ -33,7 +33,7 @@ class EngineRunFactory final : public RunFactory {
 
 std::unique_ptr<RunFactory> MakeRunFactory(const FactoryContext& context) {
   proxy::PolicyConfig policy;
-  if (!context.policy_text.empty()) {
+  if (!context.policy_path.empty()) {  // an empty file is an error too, not the default
     auto parsed = proxy::PolicyConfig::FromJson(context.policy_text);
     if (!parsed)  // the CLI edge: main() prints it as one line and exits 2
       throw CommandError(kRunSetupFailed,

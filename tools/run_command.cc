@@ -8,10 +8,9 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
+#include <filesystem>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -26,15 +25,16 @@
 #include "tools/harness/seccomp_filter.h"
 #include "tools/harness/sysfs_view.h"
 #include "rdmaproxy/host_rdma_devices.h"
+#include "rdmaproxy/policy.h"
 
 namespace rxp::tools {
 namespace {
 
 struct RunOptions {
-  std::string devices;
+  std::optional<std::string> devices;  // given, even if empty (an error, not "all")
   std::string trace;  // "-": stderr; else a file
-  std::string policy;
-  std::string sysfs_dir;
+  std::optional<std::string> policy;
+  std::optional<std::string> sysfs_dir;
   std::optional<std::string> sysfs_snapshot;  // --sysfs FILE (given, even if empty)
   bool sysfs_from_host = false;
   bool stats = false;
@@ -74,14 +74,19 @@ void RequirePath(std::string_view option, const std::string& path, bool director
     throw CommandError(kSetupFailed, fmt::format("{} {}: {}", option, path, ErrnoText(err)));
 }
 
+// The policy file's text (proxy::ReadPolicyFile: a regular file, never waited on, so a FIFO
+// named by mistake cannot hold the run before it starts).
 std::string ReadPolicy(const std::string& path) {
-  RequirePath("--policy", path, /*directory=*/false);
-  std::ifstream in(path);
-  if (!in) throw CommandError(kSetupFailed, fmt::format("--policy {}: cannot read the file", path));
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) throw CommandError(kSetupFailed, fmt::format("--policy {}: read error", path));
-  return text.str();
+  auto text = proxy::ReadPolicyFile(path);
+  if (!text) throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, text.error().ToString()));
+  return std::move(*text);
+}
+
+// An option given with an empty value is an error, never its default: an unset shell variable
+// (--devices "$DEVS") must not grant every host device or drop the policy.
+void RequireNonEmpty(std::string_view option, const std::string& value) {
+  if (value.find_first_not_of(" \t") == std::string::npos)
+    throw CommandError(kSetupFailed, fmt::format("{}: empty value", option));
 }
 
 struct FileCloser {
@@ -123,9 +128,11 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   FactoryContext context;
   context.log = &log;
   context.tracer_issues = !options.app_issues_all;
-  if (!options.policy.empty()) {
-    context.policy_path = options.policy;
-    context.policy_text = ReadPolicy(options.policy);
+  if (options.devices) RequireNonEmpty("--devices", *options.devices);
+  if (options.policy) {
+    RequireNonEmpty("--policy", *options.policy);
+    context.policy_path = *options.policy;
+    context.policy_text = ReadPolicy(*options.policy);
   }
   // Devices from sysfs, their driver ids (which every ioctl header must carry) from
   // NETLINK_RDMA; a host without RDMA netlink has no devices to proxy either.
@@ -133,12 +140,21 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   const auto host_devices = WithDriverIds(OrThrow(DiscoverHostDevices()),
                                           netlink.ok() ? *netlink
                                                        : std::vector<proxy::HostRdmaDevice>{});
-  context.devices = OrThrow(ParseDeviceList(options.devices, host_devices));
+  context.devices = OrThrow(ParseDeviceList(options.devices.value_or(""), host_devices));
 
   DeviceViewOptions view_options;
-  if (!options.sysfs_dir.empty()) {
-    RequirePath("--sysfs-dir", options.sysfs_dir, /*directory=*/true);
-    view_options.sysfs_dir = options.sysfs_dir;
+  if (options.sysfs_dir) {
+    RequireNonEmpty("--sysfs-dir", *options.sysfs_dir);
+    RequirePath("--sysfs-dir", *options.sysfs_dir, /*directory=*/true);
+    // The device view takes it as an absolute path: a relative one is the caller's.
+    std::error_code ec;
+    const auto absolute = std::filesystem::absolute(*options.sysfs_dir, ec);
+    if (ec)
+      throw CommandError(kSetupFailed,
+                         fmt::format("--sysfs-dir {}: {}", *options.sysfs_dir, ErrnoText(ec.value())));
+    std::string dir = absolute.lexically_normal().string();
+    if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    view_options.sysfs_dir = std::move(dir);
   }
   view_options.sysfs_snapshot = SysfsSnapshot(options, context.devices, log);
   const std::string sysfs_source = options.sysfs_snapshot

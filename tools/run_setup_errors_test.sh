@@ -16,7 +16,7 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 refused() {
   local want=$1 rc=0
   shift
-  "$rxp" run "$@" -- touch "$work/ran" 2>"$work/err" || rc=$?
+  timeout 60 "$rxp" run "$@" -- touch "$work/ran" 2>"$work/err" || rc=$?
   ((rc == 2)) || fail "run $*: status $rc, want 2 ($(cat "$work/err"))"
   [[ $(wc -l <"$work/err") == 1 ]] || fail "run $*: not one line: $(cat "$work/err")"
   grep -Eq "^rdmaproxy: $want" "$work/err" || fail "run $*: '$(cat "$work/err")' does not match '$want'"
@@ -26,6 +26,16 @@ refused() {
 
 refused "--policy $work/none.json: ENOENT" --policy "$work/none.json"
 refused "--policy $work: EISDIR" --policy "$work"
+: >"$work/empty.json"
+refused "--policy $work/empty.json: .*not a JSON object" --policy "$work/empty.json"
+mkfifo "$work/fifo"
+refused "--policy $work/fifo: EINVAL: .*not a regular file" --policy "$work/fifo"  # not waited on
+refused "--policy /dev/zero: EINVAL" --policy /dev/zero                             # nor read on
+# An empty value (an unset shell variable) is an error, never the default ("all devices").
+refused "--policy: empty value" --policy ""
+refused "--devices: empty value" --devices ""
+refused "--devices: empty value" --devices " "
+refused "--sysfs-dir: empty value" --sysfs-dir ""
 echo '{"version": 1, "deny": ["NO.SUCH_METHOD"]}' >"$work/unknown.json"
 refused "--policy $work/unknown.json: .*NO.SUCH_METHOD" --policy "$work/unknown.json"
 echo '{"version": 1, "allow": ["INVOKE_WRITE REG_MR"], "deny": ["REG_MR"]}' >"$work/both.json"

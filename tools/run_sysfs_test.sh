@@ -123,3 +123,13 @@ wait "$harness" || rc=$?
 ((rc == 128 + 15)) || fail "status $rc after SIGTERM"
 ((0 == $(views_left))) || fail "a private tree was left after SIGTERM"
 echo "private trees removed after runs, refused starts and SIGTERM"
+
+# --sysfs-dir: a tree rendered beforehand, named by an absolute or a relative path (from the
+# caller's directory), is served as /sys.
+"$rxp" sysfs render "$fixture" -o "$work/rendered" >/dev/null 2>&1 || fail "render the fixture"
+want_gpu=$(cat "$work/rendered/bus/pci/devices/$gpu/numa_node")
+[[ $("$rxp" run --sysfs-dir "$work/rendered" -- cat "/sys/bus/pci/devices/$gpu/numa_node") == "$want_gpu" ]] ||
+  fail "--sysfs-dir with an absolute path"
+[[ $(cd "$work" && "$rxp" run --sysfs-dir rendered/ -- cat "/sys/bus/pci/devices/$gpu/numa_node") == "$want_gpu" ]] ||
+  fail "--sysfs-dir with a relative path"
+echo "--sysfs-dir serves the rendered tree, by absolute and by relative path"
