@@ -311,8 +311,12 @@ unsigned MaterializeWriters(const MaterializeOptions& options) {
   return std::clamp(wanted, 1u, kMaxWriters);
 }
 
-Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_dir,
+Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_dir_as_given,
                                      const MaterializeOptions& options) {
+  // Trailing slashes make the kernel follow a symlink at the output path, O_NOFOLLOW or not
+  // (path_resolution(7)): the path is taken without them, so "link/" is refused as "link" is.
+  std::string out_dir = out_dir_as_given;
+  while (out_dir.size() > 1 && out_dir.back() == '/') out_dir.pop_back();
   if (::mkdir(out_dir.c_str(), 0755) != 0 && errno != EEXIST) return Errno("mkdir", out_dir);
   // O_NOFOLLOW: a symlink planted at the output path must not redirect the render.
   UniqueFd root(::open(out_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));

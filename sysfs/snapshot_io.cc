@@ -43,8 +43,34 @@ Result<Snapshot> LoadSnapshotFile(const std::string& path) {
   return snapshot;
 }
 
+namespace {
+
+// Writes `text` to what is at `path` already (a device, a FIFO, a symlink such as /dev/stdout),
+// as a shell's ">" would: opened for writing, truncated, never replaced.
+Result<void> WriteInPlace(const std::string& text, const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
+  if (!fd.valid()) return Errno("open", path);
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Errno("write", path);
+    }
+    rest.remove_prefix(static_cast<size_t>(n));
+  }
+  return Ok();
+}
+
+}  // namespace
+
 Result<void> SaveSnapshotFile(const Snapshot& snapshot, const std::string& path) {
   std::string text = SerializeSnapshot(snapshot);
+  // A new or regular file is replaced atomically (written beside it, then renamed over it);
+  // anything else at the path is written in place, never replaced by a regular file.
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return WriteInPlace(text, path);
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd.valid()) return Errno("create", tmp);

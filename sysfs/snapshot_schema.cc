@@ -509,10 +509,19 @@ Result<void> ValidatePci(const Snapshot& s) {
     if (mask && list && !(*mask == *list))
       return Fail(EINVAL, "{}: local_cpus and local_cpulist disagree", path);
     if (fn.physfn) {
+      // A VF's PF is another function that is no VF itself and no bridge (pci_iov_add_virtfn:
+      // physfn and virtfnN link a VF and its PF, one level).
+      if (*fn.physfn == fn.bdf) return Fail(EINVAL, "{}: physfn names the function itself", path);
       auto pf = index.find(*fn.physfn);
       if (pf == index.end())
         return Fail(ENOENT, "{}: physfn {} is not in pci_functions", path, fn.physfn->ToString());
-      if (fns[pf->second].parent != fn.parent)
+      const PciFunction& pf_fn = fns[pf->second];
+      if (pf_fn.physfn)
+        return Fail(EINVAL, "{}: physfn {} is itself a VF (of {})", path, fn.physfn->ToString(),
+                    pf_fn.physfn->ToString());
+      if (auto pf_cls = PciClass(pf_fn); pf_cls && IsBridgeClass(*pf_cls))
+        return Fail(EINVAL, "{}: physfn {} is a bridge, not a PF", path, fn.physfn->ToString());
+      if (pf_fn.parent != fn.parent)
         return Fail(EINVAL, "{}: a VF must sit under the same bridge as its PF {}", path,
                     fn.physfn->ToString());
     }

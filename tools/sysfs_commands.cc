@@ -27,6 +27,15 @@ int Report(std::string_view command, const Error& error) {
   return 1;
 }
 
+// -o / --write-selected: '-' is stdout; a path is written by SaveSnapshotFile.
+Result<void> SaveOutput(const Snapshot& snapshot, const std::string& path) {
+  if (path == "-") {
+    fmt::print("{}", sysfs::SerializeSnapshot(snapshot));
+    return Ok();
+  }
+  return sysfs::SaveSnapshotFile(snapshot, path);
+}
+
 std::optional<std::vector<std::string>> ListOption(const CLI::Option* opt,
                                                    const std::vector<std::string>& values) {
   if (opt->count() == 0) return std::nullopt;
@@ -99,11 +108,8 @@ void AddSnapshot(CLI::App* sysfs) {
     auto read = sysfs::ReadSnapshot(*disk, opts);
     if (!read) return Report("snapshot", read.error());
     for (const auto& w : read->warnings) fmt::print(stderr, "rdmaproxy sysfs snapshot: warning: {}\n", w);
-    if (f->out == "-") {
-      fmt::print("{}", sysfs::SerializeSnapshot(read->snapshot));
-      return 0;
-    }
-    auto saved = sysfs::SaveSnapshotFile(read->snapshot, f->out);
+    auto saved = SaveOutput(read->snapshot, f->out);
+    if (saved && f->out == "-") return 0;
     if (!saved) return Report("snapshot", saved.error());
     const Snapshot& s = read->snapshot;
     fmt::print(stderr, "rdmaproxy sysfs snapshot: {}: {} RDMA devices, {} netdevs, {} PCI functions, {} NUMA nodes\n",
@@ -121,12 +127,12 @@ void AddSelect(CLI::App* sysfs) {
   auto f = std::make_shared<Flags>();
   auto* sub = sysfs->add_subcommand("select", "Narrow a snapshot to one sandbox (keeps the uverbs host mapping)");
   sub->add_option("snapshot", f->in, "host snapshot")->required();
-  sub->add_option("-o,--output", f->out, "selected snapshot to write")->required();
+  sub->add_option("-o,--output", f->out, "selected snapshot to write ('-' for stdout)")->required();
   f->select.Add(sub);
   RegisterRunner(sub, [f] {
     auto selected = LoadSelected(f->in, f->select);
     if (!selected) return Report("select", selected.error());
-    auto saved = sysfs::SaveSnapshotFile(*selected, f->out);
+    auto saved = SaveOutput(*selected, f->out);
     if (!saved) return Report("select", saved.error());
     return 0;
   });
@@ -143,7 +149,7 @@ void AddRender(CLI::App* sysfs) {
   sub->add_option("snapshot", f->in, "host snapshot")->required();
   sub->add_option("-o,--output", f->out, "directory to create (must be empty or absent)")->required();
   sub->add_flag("--force", f->force, "empty a non-empty output directory first");
-  sub->add_option("--write-selected", f->selected_out, "also save the selected snapshot (with the uverbs mapping)");
+  sub->add_option("--write-selected", f->selected_out, "also save the selected snapshot (with the uverbs mapping; '-' for stdout)");
   f->select.Add(sub);
   RegisterRunner(sub, [f] {
     auto selected = LoadSelected(f->in, f->select);
@@ -155,7 +161,7 @@ void AddRender(CLI::App* sysfs) {
     auto stats = sysfs::Materialize(*tree, f->out, mo);
     if (!stats) return Report("render", stats.error());
     if (!f->selected_out.empty()) {
-      auto saved = sysfs::SaveSnapshotFile(*selected, f->selected_out);
+      auto saved = SaveOutput(*selected, f->selected_out);
       if (!saved) return Report("render", saved.error());
     }
     fmt::print(stderr, "rdmaproxy sysfs render: {}: {} directories, {} files, {} links\n", f->out,

@@ -1,0 +1,50 @@
+#!/bin/bash
+# sysfs_output_test.sh RDMAPROXY SOURCE_ROOT: where `rdmaproxy sysfs` writes (docs/sysfs.md,
+# "render refuses ..."): -o of select / snapshot replaces a regular file atomically and writes
+# anything else in place (a FIFO, a symlink) without replacing it, '-' is stdout, and render
+# refuses a symlink at the output path with or without a trailing slash, --force or not, leaving
+# the link's target untouched.
+set -euo pipefail
+rxp=${1:?usage: sysfs_output_test.sh RDMAPROXY SOURCE_ROOT}
+src=${2:?usage: sysfs_output_test.sh RDMAPROXY SOURCE_ROOT}
+fixture=$src/tests/data/sysfs/vm_rxe.snapshot.json
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$work"
+
+"$rxp" sysfs select "$fixture" -o regular.json
+[[ -f regular.json && ! -L regular.json ]] || fail "select -o FILE did not write a regular file"
+grep -q '"rdmaproxy-sysfs-snapshot"' regular.json || fail "select -o FILE: not a snapshot"
+
+"$rxp" sysfs select "$fixture" -o - >stdout.json
+cmp -s stdout.json regular.json || fail "select -o - is not the snapshot on stdout"
+
+: >target.json
+ln -s target.json link.json
+"$rxp" sysfs select "$fixture" -o link.json
+[[ -L link.json ]] || fail "select -o LINK replaced the symlink"
+cmp -s target.json regular.json || fail "select -o LINK did not write through the link"
+
+mkfifo fifo
+cat fifo >from_fifo.json &
+reader=$!
+timeout 30 "$rxp" sysfs select "$fixture" -o fifo || fail "select -o FIFO"
+wait "$reader"
+[[ -p fifo ]] || fail "select -o FIFO replaced the FIFO"
+cmp -s from_fifo.json regular.json || fail "select -o FIFO: the reader did not get the snapshot"
+echo "-o: regular file, stdout, through a symlink, into a FIFO"
+
+mkdir victim
+touch victim/keep
+ln -s victim dirlink
+for out in dirlink dirlink/ dirlink//; do
+  for force in "" --force; do
+    if "$rxp" sysfs render "$fixture" -o "$out" $force 2>err; then
+      fail "render -o $out $force rendered through a symlink"
+    fi
+    grep -q "symbolic link" err || fail "render -o $out $force: $(cat err)"
+    [[ -e victim/keep && $(ls victim) == keep ]] || fail "render -o $out $force touched the link's target"
+  done
+done
+echo "render refuses a symlink at the output path, with or without a trailing slash"
