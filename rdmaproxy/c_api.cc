@@ -226,9 +226,7 @@ int rxp_config_add_device(rxp_config* config, const char* sandbox_name, const ch
     if (driver_id < -1 || driver_id > UINT32_MAX)
       return Failed(EINVAL, "EINVAL: driver_id must be -1 or an enum rdma_driver_id");
     SentryDevice d{sandbox_name, host_path, 0, {}};
-    if (d.sandbox_name.empty() || d.sandbox_name.find('/') != std::string::npos ||
-        d.sandbox_name == "rdma_cm")
-      return Failed(EINVAL, fmt::format("EINVAL: \"{}\" is not a device name", d.sandbox_name));
+    if (auto named = CheckSandboxDeviceName(d.sandbox_name); !named) return Failed(named.error());
     if (d.sandbox_name.size() >= sizeof(rxp_device_info::sandbox_name))
       return Failed(ENAMETOOLONG, fmt::format("ENAMETOOLONG: device name \"{}\"", d.sandbox_name));
     if (d.host_path.empty() || d.host_path[0] != '/')

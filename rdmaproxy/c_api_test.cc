@@ -150,6 +150,9 @@ TEST_CASE("bad config values are refused with a reason") {
     CHECK(rxp_config_add_device(c, "", "/dev/null", 0) == -EINVAL);
     CHECK(rxp_config_add_device(c, "a/b", "/dev/null", 0) == -EINVAL);
     CHECK(rxp_config_add_device(c, "rdma_cm", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, ".", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "..", "/dev/null", 0) == -EINVAL);
+    CHECK(rxp_config_add_device(c, "uverbs\n0", "/dev/null", 0) == -EINVAL);
     CHECK(rxp_config_add_device(c, "uverbs0", "dev/null", 0) == -EINVAL);
     CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", -2) == -EINVAL);
     CHECK(rxp_config_add_device(c, "uverbs0", "/dev/null", int64_t{1} << 40) == -EINVAL);

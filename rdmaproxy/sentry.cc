@@ -11,6 +11,7 @@
 #include <array>
 #include <cstring>
 
+#include "abi/one_line.h"
 #include "rdmaproxy/cm_file.h"
 #include "rdmaproxy/host_device_file.h"
 #include "rdmaproxy/netns_thread.h"
@@ -264,12 +265,18 @@ Result<void*> SentryFile::Mmap(uint64_t length, int prot, int flags, uint64_t of
 Sentry::Sentry(std::shared_ptr<State> state) : state_(std::move(state)) {}
 Sentry::~Sentry() = default;
 
+Result<void> CheckSandboxDeviceName(std::string_view name) {
+  if (name.empty() || name.find('/') != std::string_view::npos || name == "." || name == ".." ||
+      HasControlBytes(name) || name == "rdma_cm")
+    return Fail(EINVAL, "\"{}\" is not a device name", OneLine(name));
+  return Ok();
+}
+
 Result<std::unique_ptr<Sentry>> Sentry::Create(SentryConfig config) {
   for (size_t i = 0; i < config.devices.size(); ++i) {
     const SentryDevice& d = config.devices[i];
-    if (d.sandbox_name.empty() || d.sandbox_name.find('/') != std::string::npos ||
-        d.sandbox_name == "rdma_cm")
-      return Fail(EINVAL, "device {}: \"{}\" is not a device name", i, d.sandbox_name);
+    if (auto named = CheckSandboxDeviceName(d.sandbox_name); !named)
+      return Fail(EINVAL, "device {}: {}", i, named.error().reason);
     if (d.host_path.empty() || d.host_path[0] != '/')
       return Fail(EINVAL, "device {}: host path \"{}\" is not absolute", d.sandbox_name,
                   d.host_path);

@@ -62,6 +62,10 @@ struct SentryDevice {
   std::string ibdev;         // "mlx5_2", for logs; may be empty
 };
 
+// A sandbox_name the app can open as /dev/infiniband/<name>: one plain path component (not
+// "." or "..", which name the directory or /dev), no control bytes, not rdma_cm's. EINVAL.
+Result<void> CheckSandboxDeviceName(std::string_view name);
+
 struct SentryConfig {
   std::vector<SentryDevice> devices;
   bool rdma_cm = true;  // serve /dev/infiniband/rdma_cm (from rdma_cm_host_path)
