@@ -43,7 +43,7 @@ class UnavailableHost final : public sysfs::FsView {
 }  // namespace
 
 struct SysfsState {
-  SysfsState(std::shared_ptr<const sysfs::Tree> t) : tree(std::move(t)), vfs(tree) {}
+  explicit SysfsState(std::shared_ptr<const sysfs::Tree> t) : tree(std::move(t)), vfs(tree) {}
 
   // Where a path that reached a passthrough point ends: resolved the way the kernel resolves
   // one tree made of the synthesized one and the host's directories at the passthrough points

@@ -790,12 +790,12 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
       }
       if (fd < 0) continue;
       auto app_fd = fds.Adopt(fd, p.fd_kind, id_);
+      const int shown = app_fd ? *app_fd : -1;
       if (!app_fd) {
         engine_.Log(fmt::format("rdmaproxy: {}: cannot hand the new {} fd to the app: {}", label_,
                                 FileKindName(p.fd_kind), app_fd.error().ToString()));
-        if (!not_adopted) not_adopted = std::move(app_fd).error();
+        if (!not_adopted) not_adopted = app_fd.error();
       }
-      const int shown = app_fd ? *app_fd : -1;
       const auto v32 = static_cast<uint32_t>(shown);
       if (p.attr_index >= 0) {
         const uint64_t v64 = static_cast<uint64_t>(static_cast<int64_t>(shown));

@@ -78,7 +78,8 @@ void RequirePath(std::string_view option, const std::string& path, bool director
 // named by mistake cannot hold the run before it starts).
 std::string ReadPolicy(const std::string& path) {
   auto text = proxy::ReadPolicyFile(path);
-  if (!text) throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, text.error().ToString()));
+  if (!text)
+    throw CommandError(kSetupFailed, fmt::format("--policy {}: {}", path, text.error().ToString()));
   return std::move(*text);
 }
 
@@ -150,8 +151,8 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
     std::error_code ec;
     const auto absolute = std::filesystem::absolute(*options.sysfs_dir, ec);
     if (ec)
-      throw CommandError(kSetupFailed,
-                         fmt::format("--sysfs-dir {}: {}", *options.sysfs_dir, ErrnoText(ec.value())));
+      throw CommandError(kSetupFailed, fmt::format("--sysfs-dir {}: {}", *options.sysfs_dir,
+                                                   ErrnoText(ec.value())));
     std::string dir = absolute.lexically_normal().string();
     if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     view_options.sysfs_dir = std::move(dir);

@@ -128,8 +128,9 @@ echo "private trees removed after runs, refused starts and SIGTERM"
 # caller's directory), is served as /sys.
 "$rxp" sysfs render "$fixture" -o "$work/rendered" >/dev/null 2>&1 || fail "render the fixture"
 want_gpu=$(cat "$work/rendered/bus/pci/devices/$gpu/numa_node")
-[[ $("$rxp" run --sysfs-dir "$work/rendered" -- cat "/sys/bus/pci/devices/$gpu/numa_node") == "$want_gpu" ]] ||
+node_attr=/sys/bus/pci/devices/$gpu/numa_node
+[[ $("$rxp" run --sysfs-dir "$work/rendered" -- cat "$node_attr") == "$want_gpu" ]] ||
   fail "--sysfs-dir with an absolute path"
-[[ $(cd "$work" && "$rxp" run --sysfs-dir rendered/ -- cat "/sys/bus/pci/devices/$gpu/numa_node") == "$want_gpu" ]] ||
+[[ $(cd "$work" && "$rxp" run --sysfs-dir rendered/ -- cat "$node_attr") == "$want_gpu" ]] ||
   fail "--sysfs-dir with a relative path"
 echo "--sysfs-dir serves the rendered tree, by absolute and by relative path"

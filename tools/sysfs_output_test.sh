@@ -44,7 +44,8 @@ for out in dirlink dirlink/ dirlink//; do
       fail "render -o $out $force rendered through a symlink"
     fi
     grep -q "symbolic link" err || fail "render -o $out $force: $(cat err)"
-    [[ -e victim/keep && $(ls victim) == keep ]] || fail "render -o $out $force touched the link's target"
+    [[ -e victim/keep && $(ls victim) == keep ]] ||
+      fail "render -o $out $force touched the link's target"
   done
 done
 echo "render refuses a symlink at the output path, with or without a trailing slash"
