@@ -45,19 +45,15 @@ Result<Snapshot> LoadSnapshotFile(const std::string& path) {
 
 namespace {
 
-// Writes `text` to what is at `path` already (a device, a FIFO, a symlink such as /dev/stdout),
-// as a shell's ">" would: opened for writing, truncated, never replaced.
-Result<void> WriteInPlace(const std::string& text, const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
-  if (!fd.valid()) return Errno("open", path);
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    ssize_t n = ::write(fd.get(), rest.data(), rest.size());
+// All of `text` to `fd` (named `path` in the error), across short writes and EINTR.
+Result<void> WriteAll(int fd, std::string_view text, const std::string& path) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd, text.data(), text.size());
     if (n < 0) {
       if (errno == EINTR) continue;
       return Errno("write", path);
     }
-    rest.remove_prefix(static_cast<size_t>(n));
+    text.remove_prefix(static_cast<size_t>(n));
   }
   return Ok();
 }
@@ -66,24 +62,21 @@ Result<void> WriteInPlace(const std::string& text, const std::string& path) {
 
 Result<void> SaveSnapshotFile(const Snapshot& snapshot, const std::string& path) {
   std::string text = SerializeSnapshot(snapshot);
-  // A new or regular file is replaced atomically (written beside it, then renamed over it);
-  // anything else at the path is written in place, never replaced by a regular file.
+  // A new or regular file is replaced atomically (written beside it, then renamed over it).
+  // Anything else at the path (a device, a FIFO, a symlink such as /dev/stdout) is written in
+  // place, as a shell's ">" would, never replaced by a regular file.
   struct stat st {};
-  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
-    return WriteInPlace(text, path);
+  if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode)) {
+    UniqueFd fd(::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC | O_NOCTTY));
+    if (!fd.valid()) return Errno("open", path);
+    return WriteAll(fd.get(), text, path);
+  }
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   UniqueFd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644));
   if (!fd.valid()) return Errno("create", tmp);
-  std::string_view rest = text;
-  while (!rest.empty()) {
-    ssize_t n = ::write(fd.get(), rest.data(), rest.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Error e = Errno("write", tmp);
-      ::unlink(tmp.c_str());
-      return e;
-    }
-    rest.remove_prefix(static_cast<size_t>(n));
+  if (auto written = WriteAll(fd.get(), text, tmp); !written) {
+    ::unlink(tmp.c_str());
+    return written;
   }
   if (::fsync(fd.get()) != 0 || ::rename(tmp.c_str(), path.c_str()) != 0) {
     Error e = Errno("save", path);
