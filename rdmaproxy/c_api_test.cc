@@ -400,6 +400,10 @@ TEST_CASE("an open file: refusals come back as -errno with the reason, nothing f
   void* at = nullptr;
   int host_fd = -1;
   CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_PRIVATE, 0, &at) == -EINVAL);
+  CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED | MAP_FIXED, 0, &at) == -EINVAL);
+  CHECK(LastError().find("MAP_FIXED") != std::string::npos);
+  CHECK(rxp_mmap_prepare(f, 0, 0, PROT_READ, &host_fd) == -EINVAL);
+  CHECK(LastError().find("length 0") != std::string::npos);
   CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED, 0x1000, &at) == -EINVAL);
   CHECK(LastError().find("rxe mmap offset") != std::string::npos);
   CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED, 0x1000, nullptr) == -EINVAL);

@@ -26,6 +26,7 @@ enum Mlx5MmapCmd : uint32_t {
 }  // namespace
 
 Result<void> MmapRules::Check(uint64_t offset, uint64_t length, int prot) const {
+  if (length == 0) return Fail(EINVAL, "mmap of length 0");  // do_mmap(), as mmap(2) says
   if (offset % kPageSize != 0) return Fail(EINVAL, "mmap offset {:#x} is not page aligned", offset);
   switch (driver_) {
     case abi::Driver::kMlx5: return CheckMlx5(offset, length, prot);

@@ -171,7 +171,8 @@ int rxp_poll(rxp_file *file, short events, short *revents);
 int rxp_set_nonblocking(rxp_file *file, int nonblocking);
 
 /* mmap(2) of a uverbs file (queues, doorbells, UAR pages), one of two ways:
- *  - rxp_mmap maps the pages into this process (MAP_SHARED) and returns where;
+ *  - rxp_mmap maps the pages into this process (MAP_SHARED or MAP_SHARED_VALIDATE; MAP_FIXED
+ *    is -EINVAL: the library picks the address) and returns where;
  *  - rxp_mmap_prepare checks the offset and gives the host fd to map from (at `offset`) into
  *    the app's address space by the runtime's own means; then rxp_mmap_commit.
  * Offsets the driver never handed out, or handed out once and already mapped, are refused. */

@@ -250,8 +250,12 @@ Result<MmapGrant> SentryFile::PrepareMmap(uint64_t, uint64_t, int) {
 void SentryFile::CommitMmap(uint64_t) {}
 
 Result<void*> SentryFile::Mmap(uint64_t length, int prot, int flags, uint64_t offset) {
-  if ((flags & MAP_TYPE) != MAP_SHARED)
+  // MAP_SHARED_VALIDATE is MAP_SHARED with the flags checked, which these are; the address is
+  // the library's to pick (there is none to ask for), so MAP_FIXED* has no meaning here.
+  if ((flags & MAP_TYPE) != MAP_SHARED && (flags & MAP_TYPE) != MAP_SHARED_VALIDATE)
     return Fail(EINVAL, "{}: device pages are mapped MAP_SHARED only", label());
+  if ((flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) != 0)
+    return Fail(EINVAL, "{}: MAP_FIXED: the library picks where the pages go", label());
   auto grant = PrepareMmap(offset, length, prot);
   if (!grant) return std::move(grant).error();
   void* at = ::mmap(nullptr, length, prot, MAP_SHARED, grant->host_fd,
