@@ -47,7 +47,7 @@ Result<std::set<std::string, std::less<>>> EntryList(const json& j, std::string_
     if (!e.is_string()) return Fail(EINVAL, "policy: \"{}\" holds a non-string", key);
     const std::string name(EntryName(e.get<std::string>()));
     if (!KnownEntry(name))
-      return Fail(EINVAL, "policy: \"{}\" names {}, which is no ABI entry (see docs/ABI.md)",
+      return Fail(EINVAL, "policy: \"{}\" names \"{}\", which is no ABI entry (see docs/ABI.md)",
                   key, name);
     out.insert(name);
   }
@@ -73,7 +73,7 @@ Result<Quotas> ParseQuotas(const json& j) {
         q.pinned_bytes = value.get<uint64_t>();
       } else if (value.is_string()) {
         auto b = ParseSize(value.get<std::string>());
-        if (!b) return std::move(b).error();
+        if (!b) return Fail(b.error().errnum, "policy: quota \"pinned_bytes\": {}", b.error().reason);
         q.pinned_bytes = *b;
       } else {
         return Fail(EINVAL, "policy: quota \"pinned_bytes\" must be bytes or a size like 64MiB");
@@ -146,9 +146,19 @@ Result<uint64_t> ParseSize(std::string_view text) {
 
 Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
   json j = json::parse(text, nullptr, false);
-  if (j.is_discarded() || !j.is_object()) return Fail(EINVAL, "policy: not a JSON object");
+  if (j.is_discarded()) {
+    // Parsed again only to say where it breaks: nlohmann's parse_error names the line and
+    // column (the first parse stays exception-free for the common, valid case).
+    try {
+      [[maybe_unused]] const json again = json::parse(text);
+    } catch (const json::parse_error& e) {
+      return Fail(EINVAL, "policy: not valid JSON: {}", e.what());
+    }
+    return Fail(EINVAL, "policy: not valid JSON");
+  }
+  if (!j.is_object()) return Fail(EINVAL, "policy: not a JSON object");
   PolicyConfig p;
-  if (!j.contains("version") || j["version"] != 1)
+  if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != 1)
     return Fail(EINVAL, "policy: \"version\": 1 is required");
   for (const auto& [key, value] : j.items()) {
     if (key == "version") continue;

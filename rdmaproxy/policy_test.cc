@@ -36,6 +36,12 @@ TEST_CASE("policy files: every key, and clear errors for bad ones", "[policy]") 
     return r.error().reason;
   };
   CHECK(err("[]").find("not a JSON object") != std::string::npos);
+  // Text that is no JSON at all says where it breaks; an empty file is no policy.
+  CHECK(err(R"({"version": 1, "allow": [)").find("not valid JSON") != std::string::npos);
+  CHECK(err(R"({"version": 1, "allow": [)").find("column") != std::string::npos);
+  CHECK(err("").find("not valid JSON") != std::string::npos);
+  CHECK(err(R"({"version": 1.0})").find("version") != std::string::npos);
+  CHECK(err(R"({"version": "1"})").find("version") != std::string::npos);
   CHECK(err(R"({"allow": []})").find("version") != std::string::npos);
   CHECK(err(R"({"version": 1, "allow": ["NO_SUCH_THING"]})").find("NO_SUCH_THING") !=
         std::string::npos);
@@ -43,6 +49,8 @@ TEST_CASE("policy files: every key, and clear errors for bad ones", "[policy]") 
   CHECK(err(R"({"version": 1, "devx": "maybe"})").find("devx") != std::string::npos);
   CHECK(err(R"({"version": 1, "quotas": {"pinned_bytes": "12 parsecs"}})").find("unit") !=
         std::string::npos);
+  CHECK(err(R"({"version": 1, "quotas": {"pinned_bytes": "12 parsecs"}})")
+            .starts_with("policy: quota \"pinned_bytes\": "));
   CHECK(err(R"({"version": 1, "quotas": {"qps": -1}})").find("qps") != std::string::npos);
   CHECK(err(R"({"version": 1, "allow": ["PD.DESTROY"], "deny": ["PD.DESTROY"]})")
             .find("both") != std::string::npos);

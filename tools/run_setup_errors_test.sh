@@ -27,7 +27,7 @@ refused() {
 refused "--policy $work/none.json: ENOENT" --policy "$work/none.json"
 refused "--policy $work: EISDIR" --policy "$work"
 : >"$work/empty.json"
-refused "--policy $work/empty.json: .*not a JSON object" --policy "$work/empty.json"
+refused "--policy $work/empty.json: .*not valid JSON" --policy "$work/empty.json"
 mkfifo "$work/fifo"
 refused "--policy $work/fifo: EINVAL: .*not a regular file" --policy "$work/fifo"  # not waited on
 refused "--policy /dev/zero: EINVAL" --policy /dev/zero                             # nor read on
