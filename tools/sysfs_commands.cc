@@ -156,14 +156,16 @@ void AddRender(CLI::App* sysfs) {
     if (!selected) return Report("render", selected.error());
     auto tree = sysfs::Synthesize(*selected);
     if (!tree) return Report("render", tree.error());
-    sysfs::MaterializeOptions mo;
-    mo.replace_existing = f->force;
-    auto stats = sysfs::Materialize(*tree, f->out, mo);
-    if (!stats) return Report("render", stats.error());
+    // The selected snapshot first: a --write-selected path that cannot be written stops the
+    // render before it writes anything.
     if (!f->selected_out.empty()) {
       auto saved = SaveOutput(*selected, f->selected_out);
       if (!saved) return Report("render", saved.error());
     }
+    sysfs::MaterializeOptions mo;
+    mo.replace_existing = f->force;
+    auto stats = sysfs::Materialize(*tree, f->out, mo);
+    if (!stats) return Report("render", stats.error());
     fmt::print(stderr, "rdmaproxy sysfs render: {}: {} directories, {} files, {} links\n", f->out,
                stats->dirs, stats->files, stats->links);
     return 0;
@@ -193,11 +195,13 @@ void AddShow(CLI::App* sysfs) {
       }
     }
     const auto& pm = selected->peer_memory;
+    std::vector<std::string_view> markers;
+    if (pm.nvidia_peermem) markers.push_back("nvidia_peermem");
+    if (pm.nv_mem) markers.push_back("nv_mem");
+    if (pm.nv_mem_nc) markers.push_back("nv_mem_nc");
     fmt::print("\nGPUDirect RDMA peer-memory markers: {}\n",
-               pm.nvidia_peermem || pm.nv_mem || pm.nv_mem_nc
-                   ? fmt::format("{}{}{}", pm.nvidia_peermem ? "nvidia_peermem " : "",
-                                 pm.nv_mem ? "nv_mem " : "", pm.nv_mem_nc ? "nv_mem_nc" : "")
-                   : std::string("none (GPUDirect only through DMA-BUF)"));
+               markers.empty() ? std::string("none (GPUDirect only through DMA-BUF)")
+                               : fmt::format("{}", fmt::join(markers, " ")));
     return 0;
   });
 }

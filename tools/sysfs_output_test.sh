@@ -3,7 +3,7 @@
 # "render refuses ..."): -o of select / snapshot replaces a regular file atomically and writes
 # anything else in place (a FIFO, a symlink) without replacing it, '-' is stdout, and render
 # refuses a symlink at the output path with or without a trailing slash, --force or not, leaving
-# the link's target untouched.
+# the link's target untouched; render writes its --write-selected snapshot before the tree.
 set -euo pipefail
 rxp=${1:?usage: sysfs_output_test.sh RDMAPROXY SOURCE_ROOT}
 src=${2:?usage: sysfs_output_test.sh RDMAPROXY SOURCE_ROOT}
@@ -49,3 +49,13 @@ for out in dirlink dirlink/ dirlink//; do
   done
 done
 echo "render refuses a symlink at the output path, with or without a trailing slash"
+
+# A --write-selected path that cannot be written stops render before it writes the tree.
+if "$rxp" sysfs render "$fixture" -o tree --write-selected nodir/selected.json 2>err; then
+  fail "render with an unwritable --write-selected succeeded"
+fi
+[[ ! -e tree ]] || fail "render wrote the tree although --write-selected failed"
+"$rxp" sysfs render "$fixture" -o tree --write-selected - >selected.json 2>/dev/null
+cmp -s selected.json regular.json || fail "render --write-selected - is not the selection on stdout"
+[[ -f tree/class/infiniband_verbs/abi_version ]] || fail "render -o tree wrote no tree"
+echo "render --write-selected: written first; '-' is stdout"
