@@ -9,7 +9,8 @@
  *  - every function returns 0 (or a count, an fd, ...) on success and -errno on failure;
  *    rxp_last_error() then gives a one-line reason, valid until the thread's next call;
  *  - handles are opaque tokens, never reused: a destroyed or closed handle, NULL or a made-up
- *    value is reported (-EINVAL for configs and sentries, -EBADF for files), never crashes;
+ *    value is reported (-EINVAL for configs, sentries and sysfs handles, -EBADF for files),
+ *    never crashes;
  *  - no C++ type or exception crosses this header; every function may be called from any
  *    thread.
  */
