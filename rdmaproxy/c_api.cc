@@ -499,7 +499,7 @@ int rxp_mmap_commit(rxp_file* file, uint64_t offset) {
   return Guard([&]() -> int {
     auto f = FileOf(file);
     if (!f) return BadFile();
-    f->file->CommitMmap(offset);
+    if (auto r = f->file->CommitMmap(offset); !r) return Failed(r.error());
     return 0;
   });
 }

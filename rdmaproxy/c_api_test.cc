@@ -409,6 +409,9 @@ TEST_CASE("an open file: refusals come back as -errno with the reason, nothing f
   CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_SHARED, 0x1000, nullptr) == -EINVAL);
   CHECK(rxp_mmap_prepare(f, 0x1000, 4096, PROT_READ, &host_fd) == -EINVAL);
   CHECK(rxp_mmap_prepare(f, 0x1000, 4096, PROT_READ, nullptr) == -EINVAL);
+  // A commit must follow a prepare that passed: nothing was prepared here.
+  CHECK(rxp_mmap_commit(f, 0x1000) == -EINVAL);
+  CHECK(LastError().find("was not checked") != std::string::npos);
   short revents = 0;
   CHECK(rxp_poll(f, POLLIN, nullptr) == -EINVAL);
   CHECK(rxp_poll(f, POLLIN, &revents) == 0);

@@ -25,7 +25,20 @@ enum Mlx5MmapCmd : uint32_t {
 
 }  // namespace
 
-Result<void> MmapRules::Check(uint64_t offset, uint64_t length, int prot) const {
+Result<void> MmapRules::Check(uint64_t offset, uint64_t length, int prot) {
+  RXP_TRY(CheckOffset(offset, length, prot));
+  checked_.insert(offset);
+  return Ok();
+}
+
+Result<void> MmapRules::Mapped(uint64_t offset) {
+  if (checked_.erase(offset) == 0)
+    return Fail(EINVAL, "mmap offset {:#x} was not checked (or was committed already)", offset);
+  once_.erase(offset);
+  return Ok();
+}
+
+Result<void> MmapRules::CheckOffset(uint64_t offset, uint64_t length, int prot) const {
   if (length == 0) return Fail(EINVAL, "mmap of length 0");  // do_mmap(), as mmap(2) says
   if (offset % kPageSize != 0) return Fail(EINVAL, "mmap offset {:#x} is not page aligned", offset);
   switch (driver_) {

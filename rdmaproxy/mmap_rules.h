@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 
 #include "abi/result.h"
 #include "abi/schema.h"
@@ -25,17 +26,22 @@ class MmapRules {
   void RevokeEntry(uint64_t offset) { entries_.erase(offset); }
 
   // Whether mmap(length, prot, offset) may be forwarded; EINVAL / EPERM with a reason if not.
-  Result<void> Check(uint64_t offset, uint64_t length, int prot) const;
-  // A successful mapping: rxe cookies are spent.
-  void Mapped(uint64_t offset) { once_.erase(offset); }
+  // A passed check is remembered until Mapped: only a checked offset can be committed.
+  Result<void> Check(uint64_t offset, uint64_t length, int prot);
+  // A successful mapping of a checked offset: rxe cookies are spent. EINVAL for an offset
+  // that no check passed (or that was committed already): a runtime's bookkeeping error that
+  // would otherwise spend nothing, or spend a cookie no one checked.
+  Result<void> Mapped(uint64_t offset);
 
  private:
+  Result<void> CheckOffset(uint64_t offset, uint64_t length, int prot) const;
   Result<void> CheckMlx5(uint64_t offset, uint64_t length, int prot) const;
   Result<void> CheckRxe(uint64_t offset, uint64_t length) const;
 
   abi::Driver driver_;
   std::map<uint64_t, uint64_t> once_;     // rxe: offset -> size
   std::map<uint64_t, uint64_t> entries_;  // mlx5: offset -> size
+  std::set<uint64_t> checked_;            // passed Check, not yet Mapped
 };
 
 }  // namespace rxp::proxy

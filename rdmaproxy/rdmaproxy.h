@@ -175,7 +175,9 @@ int rxp_set_nonblocking(rxp_file *file, int nonblocking);
  *  - rxp_mmap maps the pages into this process (MAP_SHARED or MAP_SHARED_VALIDATE; MAP_FIXED
  *    is -EINVAL: the library picks the address) and returns where;
  *  - rxp_mmap_prepare checks the offset and gives the host fd to map from (at `offset`) into
- *    the app's address space by the runtime's own means; then rxp_mmap_commit.
+ *    the app's address space by the runtime's own means; then rxp_mmap_commit, which is
+ *    -EINVAL for an offset no rxp_mmap_prepare passed or one committed already (and -ENODEV
+ *    on a file that cannot be mapped, as rxp_mmap_prepare).
  * Offsets the driver never handed out, or handed out once and already mapped, are refused. */
 int rxp_mmap(rxp_file *file, uint64_t length, int prot, int flags, uint64_t offset,
              void **address);

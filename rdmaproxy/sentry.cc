@@ -160,7 +160,7 @@ class UverbsSentryFile final : public SentryFile {
     RXP_TRY(file_->CheckMmap(offset, length, prot));
     return MmapGrant{host_.fd(), offset, length};
   }
-  void CommitMmap(uint64_t offset) override { file_->Mapped(offset); }
+  Result<void> CommitMmap(uint64_t offset) override { return file_->Mapped(offset); }
 
  private:
   std::shared_ptr<Sentry::State> state_;
@@ -247,7 +247,9 @@ Result<void> SentryFile::SetNonblocking(bool nonblocking) {
 Result<MmapGrant> SentryFile::PrepareMmap(uint64_t, uint64_t, int) {
   return Fail(ENODEV, "{} cannot be mapped", label());  // no ->mmap: mmap_region's ENODEV
 }
-void SentryFile::CommitMmap(uint64_t) {}
+Result<void> SentryFile::CommitMmap(uint64_t) {
+  return Fail(ENODEV, "{} cannot be mapped", label());  // as PrepareMmap: nothing to commit
+}
 
 Result<void*> SentryFile::Mmap(uint64_t length, int prot, int flags, uint64_t offset) {
   // MAP_SHARED_VALIDATE is MAP_SHARED with the flags checked, which these are; the address is
@@ -262,7 +264,10 @@ Result<void*> SentryFile::Mmap(uint64_t length, int prot, int flags, uint64_t of
                     static_cast<off_t>(grant->offset));
   if (at == MAP_FAILED)
     return Fail(errno, "{}: mmap of offset {:#x}: {}", label(), offset, std::strerror(errno));
-  CommitMmap(offset);
+  if (auto committed = CommitMmap(offset); !committed) {
+    ::munmap(at, length);  // cannot happen after a passed PrepareMmap; never leave a mapping
+    return std::move(committed).error();
+  }
   return at;
 }
 

@@ -114,7 +114,8 @@ class SentryFile {
   // mmap of a uverbs file in two steps (the runtime maps into the app's address space itself)
   // or in one (Mmap maps it into this process and returns where).
   virtual Result<MmapGrant> PrepareMmap(uint64_t offset, uint64_t length, int prot);
-  virtual void CommitMmap(uint64_t offset);
+  // EINVAL for an offset no PrepareMmap passed, or one committed already.
+  virtual Result<void> CommitMmap(uint64_t offset);
   Result<void*> Mmap(uint64_t length, int prot, int flags, uint64_t offset);
 };
 

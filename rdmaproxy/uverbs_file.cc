@@ -1012,9 +1012,11 @@ Result<void> UverbsFile::CheckMmap(uint64_t offset, uint64_t length, int prot) {
   return Ok();
 }
 
-void UverbsFile::Mapped(uint64_t offset) {
+Result<void> UverbsFile::Mapped(uint64_t offset) {
   std::lock_guard lock(mutex_);
-  mmaps_.Mapped(offset);
+  auto r = mmaps_.Mapped(offset);
+  if (!r) Refuse(r.error(), static_cast<int>(Refusal::kState));
+  return r;
 }
 
 void UverbsFile::Closed() {

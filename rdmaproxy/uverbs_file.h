@@ -99,9 +99,10 @@ class UverbsFile {
   std::optional<long> WriteAsForwarder(AppMemory& memory, HostDevice& host, uint64_t buffer,
                                        uint64_t length);
 
-  // mmap on this file: whether (offset, length, prot) may be mapped, and that it was.
+  // mmap on this file: whether (offset, length, prot) may be mapped, and that it was. Mapped
+  // takes only an offset CheckMmap passed and not yet Mapped (EINVAL, logged, otherwise).
   Result<void> CheckMmap(uint64_t offset, uint64_t length, int prot);
-  void Mapped(uint64_t offset);
+  Result<void> Mapped(uint64_t offset);
 
   // The file is gone (closed everywhere, or its processes died): the kernel destroys every
   // object with the host file; the sandbox's quotas get back what they held.

@@ -593,8 +593,10 @@ TEST_CASE("rxe: queue mmap cookies from create responses are mappable once", "[e
   CHECK(f.file->CheckMmap(0x89000, 69632, PROT_READ | PROT_WRITE).ok());
   CHECK(f.file->CheckMmap(0x89000, 69633, PROT_READ).error().errnum == EINVAL);
   CHECK(f.file->CheckMmap(0x8a000, 4096, PROT_READ).error().errnum == EINVAL);
-  f.file->Mapped(0x89000);
+  CHECK(f.file->Mapped(0x89000).ok());
   CHECK(f.file->CheckMmap(0x89000, 69632, PROT_READ).error().errnum == EINVAL);
+  CHECK(f.file->Mapped(0x89000).error().errnum == EINVAL);  // committed already
+  CHECK(f.file->Mapped(0x8a000).error().errnum == EINVAL);  // never checked
 }
 
 // rxe's send doorbell as post_send_db() writes it: a POST_SEND with no work requests.

@@ -422,7 +422,8 @@ class UverbsHandler final : public EngineFileHandler {
     const uint64_t offset = call.args[5];
     if (auto ok = file_->CheckMmap(offset, call.args[1], static_cast<int>(call.args[2])); !ok)
       return EntryDecision::Emulate(-ok.error().errnum);  // logged by the engine
-    file_->Mapped(offset);
+    if (auto mapped = file_->Mapped(offset); !mapped)  // cannot fail after the check
+      return EntryDecision::Emulate(-mapped.error().errnum);
     return EntryDecision::Allow();
   }
 
