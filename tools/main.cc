@@ -6,11 +6,40 @@
 
 #include <cstdio>
 #include <exception>
+#include <memory>
+#include <string>
 
 #include "tools/commands.h"
 
+namespace {
+
+// CLI11 2.1 prints a flag's default value in its help name ("--trace{-}",
+// "--no-freeze-threads{false}"): syntax of the option definition, not something to type. The
+// help shows the names alone; an option's own text (option_text: "[=FILE]") says the rest.
+class HelpFormatter final : public CLI::Formatter {
+ public:
+  std::string make_option_name(const CLI::Option* opt, bool is_positional) const override {
+    std::string name = CLI::Formatter::make_option_name(opt, is_positional);
+    for (size_t open = name.find('{'); open != std::string::npos; open = name.find('{', open)) {
+      const size_t close = name.find('}', open);
+      if (close == std::string::npos) break;
+      name.erase(open, close - open + 1);
+    }
+    return name;
+  }
+  // "--trace[=FILE]": an optional value is written against the name, as it is typed.
+  std::string make_option_opts(const CLI::Option* opt) const override {
+    std::string opts = CLI::Formatter::make_option_opts(opt);
+    if (opts.rfind(" [=", 0) == 0) opts.erase(0, 1);
+    return opts;
+  }
+};
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"rdmaproxy: syscall-level RDMA (uverbs) proxy for sandboxed workloads"};
+  app.formatter(std::make_shared<HelpFormatter>());  // subcommands added below inherit it
   app.require_subcommand(1);
   app.set_version_flag("--version", RDMAPROXY_VERSION);
   for (const auto& family : rxp::tools::kCommandFamilies) family.add(app);

@@ -3,7 +3,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -90,10 +92,52 @@ void RequireNonEmpty(std::string_view option, const std::string& value) {
     throw CommandError(kSetupFailed, fmt::format("{}: empty value", option));
 }
 
-struct FileCloser {
-  void operator()(FILE* f) const {
-    if (f != nullptr && f != stderr) std::fclose(f);
+// --trace=FILE. Opened (created if need be) before the set-up, so that a path that cannot be
+// written fails the run at once; emptied only when the set-up has passed (Start), so that a run
+// that cannot start leaves the last run's trace as it was -- and removes the file again if it
+// was this run that created it.
+class TraceFile {
+ public:
+  explicit TraceFile(const std::string& path) : path_(path) {
+    int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    created_ = fd >= 0;
+    if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+      throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", path, ErrnoText(errno)));
+    file_ = ::fdopen(fd, "w");
+    if (file_ == nullptr) {
+      const int err = errno;
+      ::close(fd);
+      Forget();
+      throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", path, ErrnoText(err)));
+    }
+    setvbuf(file_, nullptr, _IOLBF, 0);
   }
+  TraceFile(const TraceFile&) = delete;
+  TraceFile& operator=(const TraceFile&) = delete;
+  ~TraceFile() {
+    std::fclose(file_);
+    if (!started_) Forget();
+  }
+
+  // The set-up passed: the old trace gives way to this run's (a FIFO or a device is left be).
+  FILE* Start() {
+    struct stat st {};
+    if (::fstat(fileno(file_), &st) == 0 && S_ISREG(st.st_mode) && st.st_size != 0 &&
+        ::ftruncate(fileno(file_), 0) != 0)
+      throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", path_, ErrnoText(errno)));
+    started_ = true;
+    return file_;
+  }
+
+ private:
+  void Forget() {
+    if (created_) ::unlink(path_.c_str());
+  }
+  std::string path_;
+  FILE* file_ = nullptr;
+  bool created_ = false;
+  bool started_ = false;
 };
 
 // The snapshot /sys is synthesized from: a file (--sysfs), the live host's (--sysfs-from-host),
@@ -113,18 +157,10 @@ std::optional<sysfs::Snapshot> SysfsSnapshot(const RunOptions& options,
 // view's directory, the trace file) before returning the program's wait status.
 int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   using namespace rxp::harness;
-  std::unique_ptr<FILE, FileCloser> trace;
-  if (!options.trace.empty()) {
-    if (options.trace == "-") {
-      trace.reset(stderr);
-    } else {
-      trace.reset(std::fopen(options.trace.c_str(), "we"));
-      if (!trace)
-        throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", options.trace, ErrnoText(errno)));
-      setvbuf(trace.get(), nullptr, _IOLBF, 0);
-    }
-  }
-  Log log(stderr, trace.get());
+  std::optional<TraceFile> trace_file;
+  if (!options.trace.empty() && options.trace != "-") trace_file.emplace(options.trace);
+  // Lines of the set-up go to stderr only (the trace file has not started yet).
+  Log log(stderr, options.trace == "-" ? stderr : nullptr);
 
   FactoryContext context;
   context.log = &log;
@@ -162,6 +198,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
                                        ? "--sysfs " + *options.sysfs_snapshot
                                        : options.sysfs_from_host ? "--sysfs-from-host" : "";
   auto view = OrThrow(DeviceView::Create(context.devices, view_options), sysfs_source);
+  if (trace_file) log.SetTrace(trace_file->Start());
   if (view_options.sysfs_snapshot) log.Trace("/sys: synthesized in {}/sys", view->root());
   RuleResolver resolver(view->rules());
   auto factory = MakeRunFactory(context);
@@ -223,7 +260,8 @@ void AddRunCommands(CLI::App& app) {
                   "Host devices the program may use, as [SANDBOX=]HOST,... where HOST is a "
                   "uverbs or IB device name and SANDBOX a uverbs name (default: all, same names)");
   run->add_flag("--trace{-}", options->trace,
-                "Print one line per intercepted call, to stderr or (--trace=FILE) to FILE");
+                "Print one line per intercepted call, to stderr or (--trace=FILE) to FILE")
+      ->option_text("[=FILE]");
   // No CLI11 existence checks on --policy / --sysfs-dir: a missing file is a setup failure
   // (status 2, one line naming the errno), not a usage error (CLI11's 105).
   run->add_option("--policy", options->policy, "Policy file for the proxy engine");

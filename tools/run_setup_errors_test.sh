@@ -45,6 +45,17 @@ refused "--sysfs: ENOENT: open $work/none.json" --sysfs "$work/none.json"
 refused "--trace $work/none/trace: ENOENT" --trace="$work/none/trace"
 refused "--sysfs-dir $work/unknown.json: ENOTDIR" --sysfs-dir "$work/unknown.json"
 
+# A run that cannot start leaves the last run's --trace file as it was, and creates none; one
+# that starts replaces it.
+echo "the last run's trace" >"$work/trace"
+refused "--policy $work/none.json: ENOENT" --trace="$work/trace" --policy "$work/none.json"
+[[ $(cat "$work/trace") == "the last run's trace" ]] || fail "a failed set-up changed the trace file"
+refused "--policy $work/none.json: ENOENT" --trace="$work/new-trace" --policy "$work/none.json"
+[[ ! -e $work/new-trace ]] || fail "a failed set-up left a trace file behind"
+"$rxp" run --trace="$work/trace" -- true || fail "run --trace=FILE -- true: status $?"
+! grep -q "the last run's trace" "$work/trace" || fail "a started run kept the old trace"
+echo "--trace=FILE: kept when the set-up fails, replaced when the run starts"
+
 # Usage errors exit 2 as well (never CLI11's 105-109, which a script could take for the
 # program's own status), and the program does not start.
 usage_error() {

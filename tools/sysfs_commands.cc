@@ -52,10 +52,10 @@ struct SelectFlags {
 
   void Add(CLI::App* sub) {
     devices_opt = sub->add_option("--devices", devices, "RDMA devices the sandbox gets (default: all)")
-                      ->delimiter(',');
+                      ->delimiter(',')->allow_extra_args(false);
     netdevs_opt = sub->add_option("--netdevs", netdevs,
                                   "netdevs the sandbox gets (default: those of the kept devices)")
-                      ->delimiter(',');
+                      ->delimiter(',')->allow_extra_args(false);
     sub->add_flag("--drop-gidless", drop_gidless,
                   "drop RDMA devices (and their NIC functions) with no GID usable in the sandbox");
     sub->add_flag("--renumber", renumber, "rename uverbs devices to uverbs0..N-1, keeping the host mapping");
@@ -95,9 +95,9 @@ void AddSnapshot(CLI::App* sysfs) {
   auto f = std::make_shared<Flags>();
   auto* sub = sysfs->add_subcommand("snapshot", "Read a host sysfs into a snapshot (JSON)");
   sub->add_option("--root", f->root, "the sysfs to read (default /sys; a fake root's sys/ for tests)");
-  f->devices_opt = sub->add_option("--devices", f->devices, "RDMA devices to include (default: all)")->delimiter(',');
+  f->devices_opt = sub->add_option("--devices", f->devices, "RDMA devices to include (default: all)")->delimiter(',')->allow_extra_args(false);
   f->netdevs_opt = sub->add_option("--netdevs", f->netdevs, "netdevs to include (default: see docs/sysfs.md)")
-                       ->delimiter(',');
+                       ->delimiter(',')->allow_extra_args(false);
   sub->add_option("-o,--output", f->out, "snapshot file to write ('-' for stdout)")->required();
   RegisterRunner(sub, [f] {
     auto disk = sysfs::DiskFs::Open(f->root);

@@ -19,6 +19,8 @@ class Log {
   explicit Log(FILE* errors = stderr, FILE* trace = nullptr) : errors_(errors), trace_(trace) {}
 
   bool tracing() const { return trace_ != nullptr; }
+  // The trace from here on (`rdmaproxy run` starts its --trace file once the set-up passed).
+  void SetTrace(FILE* trace) { trace_ = trace; }
 
   template <typename... Args>
   void Error(fmt::format_string<Args...> format, Args&&... args) {
