@@ -3,7 +3,8 @@
 # "render refuses ..."): -o of select / snapshot replaces a regular file atomically and writes
 # anything else in place (a FIFO, a symlink) without replacing it, '-' is stdout, and render
 # refuses a symlink at the output path with or without a trailing slash, --force or not, leaving
-# the link's target untouched; render writes its --write-selected snapshot before the tree.
+# the link's target untouched; render writes its --write-selected snapshot before the tree;
+# --devices takes one comma list per use and leaves the snapshot positional alone.
 set -euo pipefail
 rxp=${1:?usage: sysfs_output_test.sh RDMAPROXY SOURCE_ROOT}
 src=${2:?usage: sysfs_output_test.sh RDMAPROXY SOURCE_ROOT}
@@ -19,6 +20,13 @@ grep -q '"rdmaproxy-sysfs-snapshot"' regular.json || fail "select -o FILE: not a
 
 "$rxp" sysfs select "$fixture" -o - >stdout.json
 cmp -s stdout.json regular.json || fail "select -o - is not the snapshot on stdout"
+
+# --devices takes one comma list per use: the snapshot after it stays the positional.
+"$rxp" sysfs select --devices rxe0 "$fixture" --devices rxe1 -o - >both.json ||
+  fail "select --devices X SNAPSHOT: refused"
+grep -q '"rxe1"' both.json && grep -q '"rxe0"' both.json || fail "select --devices X --devices Y lost one"
+"$rxp" sysfs select --devices rxe1 "$fixture" -o - >one.json
+! grep -q '"rxe0"' one.json || fail "select --devices rxe1 kept rxe0"
 
 : >target.json
 ln -s target.json link.json
