@@ -127,6 +127,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       (void)file->Complete(command, result, image, 0x600000000000ull, memory, fds);
     }
     (void)file->CheckMmap(0x1000, 4096, 3);
+    (void)file->Mapped(0x1000);
+    (void)file->Mapped(0x2000);  // never checked: EINVAL
     file->Closed();
   }
   if (engine.usage().pinned_bytes() != 0) __builtin_trap();
