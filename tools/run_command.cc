@@ -102,6 +102,9 @@ class TraceFile {
     int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
     created_ = fd >= 0;
     if (fd < 0 && errno == EEXIST) fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
+    // A dangling symlink is EEXIST for O_EXCL, ENOENT without O_CREAT: create its target, as
+    // a plain open for writing would (whether this run created it is then not known).
+    if (fd < 0 && errno == ENOENT) fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
     if (fd < 0)
       throw CommandError(kSetupFailed, fmt::format("--trace {}: {}", path, ErrnoText(errno)));
     file_ = ::fdopen(fd, "w");
