@@ -8,6 +8,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "tools/commands.h"
 
@@ -35,9 +36,32 @@ class HelpFormatter final : public CLI::Formatter {
   }
 };
 
+// One error line on stderr; never throws (fmt::print does if the write fails: EPIPE).
+void PrintError(const char* what) {
+  const std::string line = fmt::format("rdmaproxy: {}\n", what);
+  (void)std::fwrite(line.data(), 1, line.size(), stderr);
+}
+
 }  // namespace
 
+// `--trace=` with no file name: CLI11 reads an empty flag value as the flag's default (stderr),
+// but an empty value is an error, never the default (docs/user-guide.md): an unset variable in
+// `--trace="$TRACE_FILE"` must not send the trace elsewhere. Only before `--`: after it come
+// the program's own arguments.
+bool HasEmptyTraceFile(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string_view arg = argv[i];
+    if (arg == "--") return false;
+    if (arg == "--trace=") return true;
+  }
+  return false;
+}
+
 int main(int argc, char** argv) {
+  if (HasEmptyTraceFile(argc, argv)) {
+    PrintError("--trace=: empty file name (--trace alone traces to stderr)");
+    return 2;
+  }
   CLI::App app{"rdmaproxy: syscall-level RDMA (uverbs) proxy for sandboxed workloads"};
   app.formatter(std::make_shared<HelpFormatter>());  // subcommands added below inherit it
   app.require_subcommand(1);
@@ -53,10 +77,10 @@ int main(int argc, char** argv) {
   try {
     return rxp::tools::RunSelected(app);
   } catch (const rxp::tools::CommandError& e) {
-    fmt::print(stderr, "rdmaproxy: {}\n", e.what());
+    PrintError(e.what());
     return e.status();
   } catch (const std::exception& e) {
-    fmt::print(stderr, "rdmaproxy: {}\n", e.what());
+    PrintError(e.what());
     return 1;
   }
 }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "sysfs/snapshot_io.h"
@@ -148,8 +149,10 @@ class TraceFile {
 std::optional<sysfs::Snapshot> SysfsSnapshot(const RunOptions& options,
                                              const std::vector<harness::DeviceMapping>& devices,
                                              harness::Log& log) {
-  if (options.sysfs_snapshot)
+  if (options.sysfs_snapshot) {
+    RequireNonEmpty("--sysfs", *options.sysfs_snapshot);
     return OrThrow(sysfs::LoadSnapshotFile(*options.sysfs_snapshot), "--sysfs");  // names the file
+  }
   if (!options.sysfs_from_host) return std::nullopt;
   auto read = OrThrow(harness::SnapshotHostSysfs("/sys", devices), "--sysfs-from-host");
   for (const std::string& warning : read.warnings) log.Error("--sysfs-from-host: warning: {}", warning);
@@ -218,7 +221,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   harness.netlink_rdma =
       options.refuse_netlink ? NetlinkRdmaMode::kRefused : NetlinkRdmaMode::kFiltered;
   auto run = OrThrow(RunHarness(harness));
-  if (options.stats) {
+  if (options.stats) try {
     const TracerStats& s = run.stats;
     fmt::print(stderr,
                "rdmaproxy: stops: seccomp {}, syscall-exit {}; injected {}; signals {}; "
@@ -240,6 +243,8 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
       fmt::print(stderr, "rdmaproxy: tasks tracked but never seen to end: {}\n",
                  s.tasks_left_over);
     factory->PrintStats(stderr);
+  } catch (const std::system_error&) {
+    // fmt could not write (stderr closed: EPIPE): the program's status is what matters.
   }
   return run.wait_status;
 }

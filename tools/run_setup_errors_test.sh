@@ -36,6 +36,8 @@ refused "--policy: empty value" --policy ""
 refused "--devices: empty value" --devices ""
 refused "--devices: empty value" --devices " "
 refused "--sysfs-dir: empty value" --sysfs-dir ""
+refused "--sysfs: empty value" --sysfs ""
+refused "--trace=: empty file name" --trace=
 echo '{"version": 1, "deny": ["NO.SUCH_METHOD"]}' >"$work/unknown.json"
 refused "--policy $work/unknown.json: .*NO.SUCH_METHOD" --policy "$work/unknown.json"
 echo '{"version": 1, "allow": ["INVOKE_WRITE REG_MR"], "deny": ["REG_MR"]}' >"$work/both.json"

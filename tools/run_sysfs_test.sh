@@ -95,7 +95,7 @@ refused() {  # refused WHAT PATTERN SNAPSHOT
   echo "refused ($1): $(cat "$work/out")"
 }
 refused "missing" "^rdmaproxy: --sysfs: ENOENT: open $work/none.json: " "$work/none.json"
-refused "empty name" "^rdmaproxy: --sysfs: ENOENT: open : " ""
+refused "empty name" "^rdmaproxy: --sysfs: empty value" ""
 refused "a directory" "^rdmaproxy: --sysfs: EINVAL: $work is not a regular file" "$work"
 head -c 300 "$fixture" >"$work/truncated.json"
 refused "truncated" "^rdmaproxy: --sysfs: EINVAL: $work/truncated.json: snapshot: not valid JSON" "$work/truncated.json"

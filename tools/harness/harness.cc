@@ -17,19 +17,46 @@
 namespace rxp::harness {
 namespace {
 
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+// Every signal whose default action ends a process and that a process can catch, except the
+// ones the CPU raises for a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT): sent to
+// the harness, it is meant for the program the harness stands for. Left to its default, one
+// would kill the harness, and with it (PTRACE_O_EXITKILL) the program, whatever the program
+// does with that signal (a `trap "" QUIT`, a SIGUSR1 handler).
+bool Forwarded(int sig) {
+  switch (sig) {
+    case SIGHUP: case SIGINT: case SIGQUIT: case SIGUSR1: case SIGUSR2: case SIGPIPE:
+    case SIGALRM: case SIGTERM: case SIGSTKFLT: case SIGXCPU: case SIGXFSZ: case SIGVTALRM:
+    case SIGPROF: case SIGIO: case SIGPWR: case SIGSYS:
+      return true;
+    default:
+      return sig >= SIGRTMIN && sig <= SIGRTMAX;
+  }
+}
+
+// Where a signal goes: 0 none yet (kept in g_pending), > 0 the first program, kToTree the
+// traced processes left once the first program is gone (g_live).
+constexpr pid_t kToTree = -1;
 std::atomic<pid_t> g_forward_to{0};
 std::atomic<int> g_pending{0};  // a signal that came while no program was running
+LiveProcesses g_live;
 
-// Async-signal-safe: only atomics and kill(2). Once the program runs, signals from the kernel
-// (si_code > 0: a terminal's ^C goes to the whole foreground process group, which already
-// includes the tracee) are not repeated. Before, every signal is kept; if the launch finished
-// meanwhile, whichever of this handler and ForwardTo takes the kept signal first delivers it.
+// Async-signal-safe: only atomics, getpid(2) and kill(2). Once the program runs, signals from
+// the kernel (si_code > 0: a terminal's ^C goes to the whole foreground process group, which
+// already includes the tracee) are not repeated, nor is one the harness caused itself (a
+// SIGPIPE from writing its log to a closed pipe: the write fails with EPIPE instead). Before,
+// every signal is kept; if the launch finished meanwhile, whichever of this handler and
+// ForwardTo takes the kept signal first delivers it.
 void ForwardSignal(int sig, siginfo_t* info, void*) {
-  if (const pid_t target = g_forward_to.load(); target > 0) {
-    if (info != nullptr && info->si_code <= 0) kill(target, sig);
+  const bool sent = info == nullptr || (info->si_code <= 0 && info->si_pid != getpid());
+  if (const pid_t target = g_forward_to.load(); target > 0 || target == kToTree) {
+    if (!sent) return;
+    if (target > 0)
+      kill(target, sig);
+    else
+      g_live.ForEach([sig](pid_t pid) { kill(pid, sig); });
     return;
   }
+  if (info != nullptr && info->si_code <= 0 && info->si_pid == getpid()) return;
   g_pending.store(sig);
   if (const pid_t target = g_forward_to.load(); target > 0 && g_pending.exchange(0) != 0)
     kill(target, sig);
@@ -38,29 +65,36 @@ void ForwardSignal(int sig, siginfo_t* info, void*) {
 }  // namespace
 
 SignalForwarding::SignalForwarding() {
-  static_assert(std::size(kForwarded) == std::size(decltype(old_){}));
   g_forward_to.store(0);
   g_pending.store(0);
+  g_live.Clear();
   struct sigaction action{};
   action.sa_sigaction = ForwardSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
-  for (size_t i = 0; i < std::size(kForwarded); ++i) {
-    sigaction(kForwarded[i], nullptr, &old_[i]);
+  for (int sig = 1; sig < static_cast<int>(old_.size()); ++sig) {
+    if (!Forwarded(sig)) continue;
+    sigaction(sig, nullptr, &old_[static_cast<size_t>(sig)]);
     // An ignored signal stays ignored: the program inherits SIG_IGN across exec (a job
     // started with nohup or in the background expects that), and nothing is forwarded.
-    if (old_[i].sa_handler == SIG_IGN) continue;
-    sigaction(kForwarded[i], &action, nullptr);
+    if (old_[static_cast<size_t>(sig)].sa_handler == SIG_IGN) continue;
+    sigaction(sig, &action, nullptr);
   }
 }
 
 SignalForwarding::~SignalForwarding() {
-  for (size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &old_[i], nullptr);
+  for (int sig = 1; sig < static_cast<int>(old_.size()); ++sig)
+    if (Forwarded(sig)) sigaction(sig, &old_[static_cast<size_t>(sig)], nullptr);
   g_forward_to.store(0);
   g_pending.store(0);
+  g_live.Clear();
 }
 
 void SignalForwarding::StopForwarding() { g_forward_to.store(0); }
+
+void SignalForwarding::ForwardToTree() { g_forward_to.store(kToTree); }
+
+LiveProcesses& SignalForwarding::live() { return g_live; }
 
 int SignalForwarding::TakePending() { return g_pending.exchange(0); }
 
@@ -101,6 +135,15 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.freeze_timeout = options.freeze_timeout;
   tracer_options.freeze_address_space = options.freeze_address_space;
   tracer_options.stop_poll = options.stop_poll;
+  // Signals sent to the harness after the first program is gone go to what is left of its
+  // tree (the harness waits for it), never to a pid the kernel may have given someone else.
+  SignalForwarding* forwarding = options.signals;
+  if (forwarding != nullptr || options.forward_signals) {
+    tracer_options.live = &SignalForwarding::live();
+    tracer_options.on_first_gone = [&forwarding] {
+      if (forwarding != nullptr) forwarding->ForwardToTree();
+    };
+  }
   Tracer tracer(tracer_options);
 
   // The handlers are in place before the fork: the child inherits the harness's own signal
@@ -108,6 +151,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   std::optional<SignalForwarding> own_signals;
   SignalForwarding* signals = options.signals;
   if (signals == nullptr && options.forward_signals) signals = &own_signals.emplace();
+  forwarding = signals;
   if (signals != nullptr) {
     if (const int sig = signals->TakePending(); sig != 0) return HarnessRun{W_EXITCODE(0, sig), {}};
   }

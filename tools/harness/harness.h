@@ -12,6 +12,7 @@
 
 #include <signal.h>
 
+#include <array>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -27,9 +28,12 @@
 
 namespace rxp::harness {
 
-// Forwards SIGINT, SIGTERM and SIGHUP sent to the harness with kill(2) to the traced program,
-// for as long as it lives (a terminal's ^C already reaches the whole foreground process group,
-// the program included, and is not repeated). Made before the caller's own set-up (rendering a
+// Forwards the signals sent to the harness with kill(2) -- every catchable one whose default
+// action ends a process, except the CPU's fault signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+// SIGUSR1/2, SIGALRM, SIGPIPE, the real-time signals, ... -- to the traced program, for as long
+// as it lives, then to what is left of its tree (a terminal's ^C already reaches the whole
+// foreground process group, the program included, and is not repeated; a SIGPIPE the harness
+// causes itself is not forwarded, its write fails with EPIPE). Made before the caller's own set-up (rendering a
 // /sys tree), it also covers the time before the program exists: a signal then -- a
 // terminal's too -- is kept, RunHarness does not start the program and reports it killed by
 // that signal, and the caller releases what it made and ends like the signal (TerminateLike).
@@ -49,9 +53,13 @@ class SignalForwarding {
   // The program is gone (and reaped: its pid may be reused): signals are kept again, so one
   // that comes while the caller cleans up no longer kills it half-way.
   void StopForwarding();
+  // The first program is gone and reaped: signals go to the traced processes still alive.
+  void ForwardToTree();
+  // The traced processes alive, as the tracer keeps them (TracerOptions::live).
+  static LiveProcesses& live();
 
  private:
-  struct sigaction old_[3]{};
+  std::array<struct sigaction, 65> old_{};  // by signal number (_NSIG is 65)
 };
 
 struct HarnessOptions {
@@ -61,7 +69,7 @@ struct HarnessOptions {
   FileHandlerFactory* factory = nullptr;
   Log* log = nullptr;
   HostFs* host_fs = nullptr;
-  // SIGINT, SIGTERM and SIGHUP sent to the harness by kill(2) (not by the terminal, which
+  // Signals (SignalForwarding's) sent to the harness by kill(2) (not by the terminal, which
   // signals the whole foreground process group, tracee included) go to the traced program:
   // through `signals` when the caller made one before its set-up, else through one RunHarness
   // makes for the run (unless forward_signals is false).

@@ -36,9 +36,13 @@ class Log {
 
  private:
   // One line, whatever the program named (a path it opened): abi/one_line.h.
+  // Never throws (fmt::print does when the write fails): a log whose reader went away (a pipe
+  // closed, EPIPE) must not end the run, nor the program with it.
   static void Write(FILE* out, const std::string& line) {
     if (out == nullptr) return;
-    fmt::print(out, "rdmaproxy: {}\n", HasControlBytes(line) ? OneLine(line) : line);
+    const std::string text =
+        fmt::format("rdmaproxy: {}\n", HasControlBytes(line) ? OneLine(line) : line);
+    (void)std::fwrite(text.data(), 1, text.size(), out);
   }
   FILE* errors_;
   FILE* trace_;

@@ -64,6 +64,7 @@ Result<int> Tracer::Run(pid_t pid) {
   first.started = true;  // PTRACE_SEIZE does not stop it: there is no attach stop to wait for
   tasks_.emplace(pid, std::move(first));
   threads_per_process_[pid] = 1;
+  if (options_.live != nullptr) options_.live->Add(pid);
 
   for (;;) {
     int status = 0;
@@ -202,7 +203,11 @@ int Tracer::TakeDeferredSignal(Task& task) {
 }
 
 void Tracer::OnTaskGone(pid_t tid, int status) {
-  if (tid == main_pid_) main_status_ = status;
+  if (tid == main_pid_) {
+    main_status_ = status;
+    if (options_.live != nullptr) options_.live->Remove(tid);
+    if (options_.on_first_gone) options_.on_first_gone();
+  }
   auto it = tasks_.find(tid);
   if (it == tasks_.end()) {
     early_deaths_.insert(tid);
@@ -218,6 +223,7 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     if (other.vfork_child == tid) other.vfork_child = 0;  // its vfork child released the mm
   if (--threads_per_process_[tgid] <= 0) {
     threads_per_process_.erase(tgid);
+    if (options_.live != nullptr) options_.live->Remove(tgid);
     device_filtered_.erase(tgid);
     device_filter_pending_.erase(tgid);
     foreign_trace_logged_.erase(foreign_trace_logged_.lower_bound({tgid, LONG_MIN}),
@@ -267,7 +273,8 @@ Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
   }
   auto [it, inserted] = tasks_.insert_or_assign(tid, std::move(task));
   Task& added = it->second;
-  ++threads_per_process_[added.tgid];
+  if (++threads_per_process_[added.tgid] == 1 && options_.live != nullptr)
+    options_.live->Add(added.tgid);
   if (!lineage.thread && options_.factory != nullptr)
     options_.factory->OnProcessEvent({ProcessEvent::Kind::kFork, added.tgid,
                                       creator != nullptr ? creator->tgid : 0,

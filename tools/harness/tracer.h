@@ -44,6 +44,7 @@
 #include "tools/harness/handler.h"
 #include "tools/harness/harness_log.h"
 #include "tools/harness/intercept_rules.h"
+#include "tools/harness/live_processes.h"
 #include "tools/harness/path_canon.h"
 #include "tools/harness/path_resolver.h"
 #include "tools/harness/ptrace_ops.h"
@@ -92,6 +93,10 @@ struct TracerOptions {
   // "Polling for stops").
   std::chrono::microseconds stop_poll{0};
   Log* log = nullptr;                       // null: errors to stderr, no trace
+  // Kept up to date with the traced processes alive (null: not kept); `on_first_gone` runs
+  // when the first program has been reaped (its pid may be reused from then on).
+  LiveProcesses* live = nullptr;
+  std::function<void()> on_first_gone;
 };
 
 // Counters: how often the tracee stopped and why (tests use them to prove that untouched
