@@ -110,7 +110,10 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
   using Match = PathRule::Match;
   auto& rules = view->rules_;
   // clang-format off
-  rules.push_back({"/dev/infiniband", Match::kExact, Kind::kRewrite, root + "/dev/infiniband", 0, false, "device directory"});
+  // No device at all (none allowed, or a host without RDMA): no /dev/infiniband, as in a
+  // container given no RDMA device -- a program that tests for the directory finds none.
+  if (!devices.empty())
+    rules.push_back({"/dev/infiniband", Match::kExact, Kind::kRewrite, root + "/dev/infiniband", 0, false, "device directory"});
   rules.push_back({"/dev/infiniband", Match::kTree,  Kind::kFail,    "",                         ENOENT, false, "device not allowed"});
   for (const DeviceMapping& m : devices)
     rules.push_back({"/dev/infiniband/" + m.sandbox_uverbs, Match::kExact, Kind::kRewrite,
@@ -130,9 +133,15 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
         rules.push_back({std::string(pass.path), Match::kTree, Kind::kRewrite, host, 0, false, "sysfs passthrough"});
     }
   } else {
-    for (const char* cls : {"infiniband", "infiniband_verbs", "infiniband_mad"})
-      rules.push_back({std::string("/sys/class/") + cls, Match::kTree, Kind::kRewrite,
-                       vclass + "/" + cls, 0, false, "sysfs view"});
+    // A class the host does not have (no RDMA stack loaded) is not there for the program
+    // either: an empty directory would say the stack is there with no device.
+    for (const char* cls : {"infiniband", "infiniband_verbs", "infiniband_mad"}) {
+      const std::string cls_path = std::string("/sys/class/") + cls;
+      if (access((sys + "/class/" + cls).c_str(), F_OK) == 0)
+        rules.push_back({cls_path, Match::kTree, Kind::kRewrite, vclass + "/" + cls, 0, false, "sysfs view"});
+      else
+        rules.push_back({cls_path, Match::kTree, Kind::kFail, "", ENOENT, false, "no such class on the host"});
+    }
   }
   // clang-format on
   // libibverbs lists its devices in the readdir order of this directory when netlink is

@@ -47,16 +47,18 @@ LiveProcesses g_live;
 // every signal is kept; if the launch finished meanwhile, whichever of this handler and
 // ForwardTo takes the kept signal first delivers it.
 void ForwardSignal(int sig, siginfo_t* info, void*) {
-  const bool sent = info == nullptr || (info->si_code <= 0 && info->si_pid != getpid());
+  // pipe_write's SIGPIPE is SI_USER from the writer itself (send_sig with SEND_SIG_NOINFO).
+  const bool own_epipe = sig == SIGPIPE && info != nullptr && info->si_code == SI_USER &&
+                         info->si_pid == getpid();
+  if (own_epipe) return;
   if (const pid_t target = g_forward_to.load(); target > 0 || target == kToTree) {
-    if (!sent) return;
+    if (info != nullptr && info->si_code > 0) return;
     if (target > 0)
       kill(target, sig);
     else
       g_live.ForEach([sig](pid_t pid) { kill(pid, sig); });
     return;
   }
-  if (info != nullptr && info->si_code <= 0 && info->si_pid == getpid()) return;
   g_pending.store(sig);
   if (const pid_t target = g_forward_to.load(); target > 0 && g_pending.exchange(0) != 0)
     kill(target, sig);
