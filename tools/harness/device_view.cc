@@ -63,6 +63,14 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
     const char* tmp = std::getenv("TMPDIR");
     parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
   }
+  // The view's paths are absolute: the rules rewrite to them whatever directory the program
+  // has changed to since (a relative TMPDIR would be resolved against that).
+  if (parent.front() != '/') {
+    std::error_code ec;
+    const fs::path absolute = fs::absolute(parent, ec);
+    if (ec) return Fail(ec.value(), "cannot create the device view under {}: {}", parent, ec.message());
+    parent = absolute.lexically_normal().string();
+  }
   std::string templ = parent + "/rdmaproxy-view.XXXXXX";
   if (mkdtemp(templ.data()) == nullptr)
     return Fail(errno, "cannot create the device view under {}: {}", parent, std::strerror(errno));

@@ -109,12 +109,13 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (options.argv.empty()) return Fail(EINVAL, "no program to run");
   auto program = FindProgram(options.argv[0]);
   if (!program.ok()) {
-    // Not found in PATH: the line and the status a shell gives ("command not found", 127),
-    // so a script tells it from a program that ran and failed.
-    if (program.error().errnum != ENOENT) return std::move(program).error();
+    // Not found in PATH: the line and the status a shell gives ("command not found", 127; a
+    // match that cannot be run, 126), so a script tells it from a program that ran and failed.
+    const int errnum = program.error().errnum;
+    if (errnum != ENOENT && errnum != EACCES) return std::move(program).error();
     Log fallback;
     (options.log != nullptr ? *options.log : fallback).Error("{}", program.error().reason);
-    return HarnessRun{W_EXITCODE(127, 0), {}};
+    return HarnessRun{W_EXITCODE(errnum == ENOENT ? 127 : 126, 0), {}};
   }
   std::optional<ScratchWindow> scratch_window;
   if (options.scratch_guard == HarnessOptions::ScratchGuard::kWindow || !KernelSealsMappings())

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -31,6 +32,18 @@ bool IsExecutableFile(const std::string& path) {
   return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
 }
 
+// TracerPid of /proc/self/status: who traces this process (0: no one, -1: unknown).
+pid_t TracerOfSelf() {
+  std::FILE* status = std::fopen("/proc/self/status", "re");
+  if (status == nullptr) return -1;
+  char line[256];
+  pid_t tracer = -1;
+  while (std::fgets(line, sizeof line, status) != nullptr)
+    if (std::sscanf(line, "TracerPid: %d", &tracer) == 1) break;
+  std::fclose(status);
+  return tracer;
+}
+
 // The exit status of a program that did not start is the shell's and env(1)'s: 127 when
 // there is no such file, 126 when there is one that cannot be run (EACCES, ENOEXEC, ...).
 int NotStartedStatus(int errnum) { return errnum == ENOENT ? 127 : 126; }
@@ -49,6 +62,9 @@ Result<std::string> FindProgram(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;
   const char* path_env = std::getenv("PATH");
   std::string path = path_env != nullptr ? path_env : "/usr/local/bin:/usr/bin:/bin";
+  // As execvp(3): a match that cannot be run (not executable, a directory) does not end the
+  // search, but if nothing better comes, the answer is EACCES (env(1): 126), not ENOENT.
+  bool denied = false;
   size_t start = 0;
   while (start <= path.size()) {
     size_t end = path.find(':', start);
@@ -58,8 +74,11 @@ Result<std::string> FindProgram(const std::string& name) {
     candidate += '/';
     candidate += name;
     if (IsExecutableFile(candidate)) return candidate;
+    struct stat st {};
+    if (stat(candidate.c_str(), &st) == 0) denied = true;
     start = end + 1;
   }
+  if (denied) return Fail(EACCES, "{}: Permission denied", name);
   return Fail(ENOENT, "{}: command not found in PATH", name);
 }
 
@@ -69,6 +88,12 @@ Result<Launched> LaunchTraced(const std::string& program, const std::vector<std:
   std::vector<char*> child_argv;
   for (const std::string& arg : argv) child_argv.push_back(const_cast<char*>(arg.c_str()));
   child_argv.push_back(nullptr);
+  // A file the kernel cannot execute (ENOEXEC: a script without "#!") runs under /bin/sh, as
+  // execvp(3) -- and so env(1) and the shells -- run it: sh FILE ARGS...
+  static char kShell[] = "/bin/sh";
+  std::vector<char*> shell_argv{kShell, const_cast<char*>(program.c_str())};
+  for (size_t i = 1; i < argv.size(); ++i) shell_argv.push_back(const_cast<char*>(argv[i].c_str()));
+  shell_argv.push_back(nullptr);
   const sock_fprog prog = filter.prog();
 
   int go[2], err[2];
@@ -97,6 +122,10 @@ Result<Launched> LaunchTraced(const std::string& program, const std::vector<std:
     }
     if (int e = InstallFilter(prog); e != 0) ChildFail(err_write.get(), 'f', e);
     execve(program.c_str(), child_argv.data(), environ);
+    if (errno == ENOEXEC) {
+      execve(kShell, shell_argv.data(), environ);
+      errno = ENOEXEC;  // no shell to run it: the file's own error, as execvp reports it
+    }
     ChildFail(err_write.get(), 'e', errno);
   }
   go_read.reset();
@@ -112,6 +141,13 @@ Result<Launched> LaunchTraced(const std::string& program, const std::vector<std:
     const int e = errno;
     kill(pid, SIGKILL);
     waitpid(pid, nullptr, 0);
+    // Traced ourselves (`rdmaproxy run` inside `rdmaproxy run`, or under strace/gdb): the
+    // outer tracer is what refuses (the harness refuses ptrace to its own programs).
+    if (const pid_t tracer = TracerOfSelf(); tracer > 0)
+      return Fail(e, "cannot trace the child (PTRACE_SEIZE: {}): this process is itself traced "
+                     "(by pid {}: a debugger, strace, or an outer `rdmaproxy run`), and a "
+                     "traced program cannot trace others here",
+                  std::strerror(e), tracer);
     return Fail(e, "cannot trace the child (PTRACE_SEIZE: {}); is ptrace restricted "
                    "(kernel.yama.ptrace_scope >= 2, a container seccomp profile)?",
                 std::strerror(e));

@@ -1,0 +1,52 @@
+#!/bin/bash
+# run_transparency_test.sh RDMAPROXY: what a program sees under `rdmaproxy run` (on the build
+# host, every host device allowed: the default) is what it sees natively, where the two could
+# part: whether /dev/infiniband and the RDMA sysfs classes exist (none on a host without RDMA:
+# no empty stand-ins), with a relative TMPDIR after the program changed directory; how a program
+# that cannot start ends (a script without "#!" runs under /bin/sh as env(1) runs it; a PATH
+# match that cannot be run is 126, as env gives); and that a nested run says why it fails.
+set -euo pipefail
+rxp=${1:?usage: run_transparency_test.sh RDMAPROXY}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+cd "$work"
+
+# exists_all: one line per RDMA path, whether it exists, after a cd elsewhere.
+probe='cd /; for p in /dev/infiniband /sys/class/infiniband /sys/class/infiniband_verbs /sys/class/infiniband_mad; do if [ -e "$p" ]; then echo "$p yes"; else echo "$p no"; fi; done'
+native=$(bash -c "$probe")
+proxied=$("$rxp" run -- bash -c "$probe")
+[[ $native == "$proxied" ]] || fail "RDMA paths differ: native [$native], proxied [$proxied]"
+mkdir tmpd
+relative=$(TMPDIR=tmpd "$rxp" run -- bash -c "$probe")
+[[ $native == "$relative" ]] || fail "with TMPDIR=tmpd: native [$native], proxied [$relative]"
+[[ -z $(ls -A tmpd) ]] || fail "a device view was left in the relative TMPDIR"
+echo "RDMA paths as natively (also with a relative TMPDIR): $(tr '\n' ',' <<<"$native")"
+
+# A script without "#!": env(1) (execvp) runs it with /bin/sh.
+printf 'echo "script ran: $*"\n' >noshebang
+chmod +x noshebang
+want=$(env ./noshebang a b)
+got=$("$rxp" run -- ./noshebang a b) || fail "a script without #!: status $?"
+[[ $got == "$want" ]] || fail "a script without #!: '$got', want '$want'"
+echo "a script without #! ran under /bin/sh, as under env"
+
+# A PATH match that cannot be run, and no runnable one: 126 (env says "Permission denied").
+mkdir bin1 bin2
+printf '#!/bin/sh\necho tool ran\n' >bin1/tool
+rc=0; PATH=$work/bin1 "$rxp" run -- tool 2>err || rc=$?
+((rc == 126)) || fail "a non-executable PATH match: status $rc, want 126 ($(cat err))"
+grep -q "Permission denied" err || fail "a non-executable PATH match: $(cat err)"
+# A runnable match later in PATH is taken, as execvp does.
+cp bin1/tool bin2/tool && chmod +x bin2/tool
+[[ $(PATH=$work/bin1:$work/bin2 "$rxp" run -- tool) == "tool ran" ]] ||
+  fail "a runnable match after a non-executable one was not run"
+rc=0; PATH=$work/none "$rxp" run -- tool 2>err || rc=$?
+((rc == 127)) || fail "no match in PATH: status $rc, want 127"
+echo "PATH: not runnable 126, runnable later match taken, none 127"
+
+# rdmaproxy run inside rdmaproxy run: refused, and the reason names the outer tracer.
+rc=0; "$rxp" run -- "$rxp" run -- true 2>err || rc=$?
+((rc == 2)) || fail "nested run: status $rc, want 2"
+grep -q "itself traced" err || fail "nested run: the reason does not say it is traced: $(cat err)"
+echo "a nested run is refused and says why"
