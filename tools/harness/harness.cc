@@ -18,7 +18,8 @@ namespace rxp::harness {
 namespace {
 
 // Every signal whose default action ends a process and that a process can catch, except the
-// ones the CPU raises for a fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT): sent to
+// ones raised for the process's own fault (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGABRT,
+// and SIGSYS, which a seccomp filter above the harness raises for its own syscall): sent to
 // the harness, it is meant for the program the harness stands for. Left to its default, one
 // would kill the harness, and with it (PTRACE_O_EXITKILL) the program, whatever the program
 // does with that signal (a `trap "" QUIT`, a SIGUSR1 handler).
@@ -26,7 +27,7 @@ bool Forwarded(int sig) {
   switch (sig) {
     case SIGHUP: case SIGINT: case SIGQUIT: case SIGUSR1: case SIGUSR2: case SIGPIPE:
     case SIGALRM: case SIGTERM: case SIGSTKFLT: case SIGXCPU: case SIGXFSZ: case SIGVTALRM:
-    case SIGPROF: case SIGIO: case SIGPWR: case SIGSYS:
+    case SIGPROF: case SIGIO: case SIGPWR:
       return true;
     default:
       return sig >= SIGRTMIN && sig <= SIGRTMAX;

@@ -29,7 +29,7 @@
 namespace rxp::harness {
 
 // Forwards the signals sent to the harness with kill(2) -- every catchable one whose default
-// action ends a process, except the CPU's fault signals: SIGINT, SIGTERM, SIGHUP, SIGQUIT,
+// action ends a process, except those of a process's own faults: SIGINT, SIGTERM, SIGHUP, SIGQUIT,
 // SIGUSR1/2, SIGALRM, SIGPIPE, the real-time signals, ... -- to the traced program, for as long
 // as it lives, then to what is left of its tree (a terminal's ^C already reaches the whole
 // foreground process group, the program included, and is not repeated; a SIGPIPE the harness
