@@ -19,36 +19,34 @@ started() {
   fail "the program never wrote $1"
 }
 
+# signaled SIGNAL WANT_STATUS READY OUT ARGS...: runs `rdmaproxy run ARGS` (output to OUT),
+# sends SIGNAL to the harness once the program wrote READY, and checks the harness's status.
+signaled() {
+  local sig=$1 want=$2 ready=$3 out=$4 pid rc=0
+  shift 4
+  "$rxp" run "$@" >"$out" 2>&1 &
+  pid=$!
+  started "$ready"
+  sleep 0.3
+  kill "-$sig" "$pid"
+  wait "$pid" || rc=$?
+  ((rc == want)) || fail "SIG$sig: status $rc, want $want ($(cat "$out"))"
+}
+
 # A signal the program traps: it runs the trap and goes on, as natively.
-"$rxp" run -- bash -c "trap 'echo trapped USR2' USR2; echo up >$work/up1; sleep 1.5; echo finished" \
-  >"$work/out1" 2>&1 &
-pid=$!
-started "$work/up1"
-kill -USR2 "$pid"
-rc=0; wait "$pid" || rc=$?
-((rc == 0)) || fail "trapped USR2: status $rc, want 0 ($(cat "$work/out1"))"
+signaled USR2 0 "$work/up1" "$work/out1" \
+  -- bash -c "trap 'echo trapped USR2' USR2; echo up >$work/up1; sleep 1.5; echo finished"
 grep -q '^trapped USR2$' "$work/out1" && grep -q '^finished$' "$work/out1" ||
   fail "trapped USR2: the program did not run its trap and go on: $(cat "$work/out1")"
 echo "a trapped SIGUSR2 sent to the harness ran the program's trap; the program went on"
 
 # One it does not handle: it dies of it, and the harness ends like it (128 + 10).
-"$rxp" run -- bash -c "echo up >$work/up2; exec sleep 30" &
-pid=$!
-started "$work/up2"
-sleep 0.3
-kill -USR1 "$pid"
-rc=0; wait "$pid" || rc=$?
-((rc == 138)) || fail "SIGUSR1: status $rc, want 138"
+signaled USR1 138 "$work/up2" "$work/out2" -- bash -c "echo up >$work/up2; exec sleep 30"
 echo "an unhandled SIGUSR1 killed the program; the harness ended with 138"
 
-# The first program exits and leaves a child: a SIGTERM to the harness reaches the child.
-"$rxp" run -- bash -c "sleep 30 & echo \$! >$work/child; exit 3" &
-pid=$!
-started "$work/child"
-sleep 0.5
-kill -TERM "$pid"
-rc=0; wait "$pid" || rc=$?
-((rc == 3)) || fail "SIGTERM after the first program: status $rc, want its 3"
+# The first program exits and leaves a child: a SIGTERM to the harness reaches the child, and
+# the harness ends with the first program's status.
+signaled TERM 3 "$work/child" "$work/out3" -- bash -c "sleep 30 & echo \$! >$work/child; exit 3"
 child=$(cat "$work/child")
 for _ in $(seq 50); do
   state=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null || echo gone)
