@@ -19,23 +19,33 @@ started() {
   fail "the program never wrote $1"
 }
 
-# signaled SIGNAL WANT_STATUS READY OUT ARGS...: runs `rdmaproxy run ARGS` (output to OUT),
-# sends SIGNAL to the harness once the program wrote READY, and checks the harness's status.
+# gone PID: waits (up to 10 s) until process PID no longer exists (reaped).
+gone() {
+  for _ in $(seq 100); do kill -0 "$1" 2>/dev/null || return 0; sleep 0.1; done
+  fail "process $1 did not end"
+}
+
+# signaled SIGNAL WANT_STATUS READY OUT [--after-gone PIDFILE] ARGS...: runs `rdmaproxy run
+# ARGS` (output to OUT), sends SIGNAL to the harness once the program wrote READY (and the
+# process whose pid PIDFILE holds is gone), and checks the harness's status.
 signaled() {
-  local sig=$1 want=$2 ready=$3 out=$4 pid rc=0
+  local sig=$1 want=$2 ready=$3 out=$4 pid rc=0 first=
   shift 4
+  if [[ $1 == --after-gone ]]; then first=$2; shift 2; fi
   "$rxp" run "$@" >"$out" 2>&1 &
   pid=$!
   started "$ready"
   sleep 0.3
+  if [[ -n $first ]]; then gone "$(cat "$first")"; fi
   kill "-$sig" "$pid"
   wait "$pid" || rc=$?
   ((rc == want)) || fail "SIG$sig: status $rc, want $want ($(cat "$out"))"
 }
 
-# A signal the program traps: it runs the trap and goes on, as natively.
-signaled USR2 0 "$work/up1" "$work/out1" \
-  -- bash -c "trap 'echo trapped USR2' USR2; echo up >$work/up1; sleep 1.5; echo finished"
+# A signal the program traps: it runs the trap and goes on, as natively. (It waits for the
+# signal, however slow the machine: bash's `wait` returns when a trapped signal comes.)
+signaled USR2 0 "$work/up1" "$work/out1" -- bash -c \
+  "sleep 30 & s=\$!; trap 'echo trapped USR2; kill \$s' USR2; echo up >$work/up1; wait \$s; echo finished"
 grep -q '^trapped USR2$' "$work/out1" && grep -q '^finished$' "$work/out1" ||
   fail "trapped USR2: the program did not run its trap and go on: $(cat "$work/out1")"
 echo "a trapped SIGUSR2 sent to the harness ran the program's trap; the program went on"
@@ -46,7 +56,9 @@ echo "an unhandled SIGUSR1 killed the program; the harness ended with 138"
 
 # The first program exits and leaves a child: a SIGTERM to the harness reaches the child, and
 # the harness ends with the first program's status.
-signaled TERM 3 "$work/child" "$work/out3" -- bash -c "sleep 30 & echo \$! >$work/child; exit 3"
+# (`gone` waits until the first program has been reaped: a SIGTERM before that is its own.)
+signaled TERM 3 "$work/child" "$work/out3" --after-gone "$work/first" \
+  -- bash -c "echo \$\$ >$work/first; sleep 30 & echo \$! >$work/child; exit 3"
 child=$(cat "$work/child")
 for _ in $(seq 50); do
   state=$(awk '{print $3}' "/proc/$child/stat" 2>/dev/null || echo gone)
