@@ -1,12 +1,16 @@
 #!/bin/bash
-# run_transparency_test.sh RDMAPROXY: what a program sees under `rdmaproxy run` (on the build
+# run_transparency_test.sh RDMAPROXY TESTEE: what a program sees under `rdmaproxy run` (on the build
 # host, every host device allowed: the default) is what it sees natively, where the two could
 # part: whether /dev/infiniband and the RDMA sysfs classes exist (none on a host without RDMA:
 # no empty stand-ins), with a relative TMPDIR after the program changed directory; how a program
 # that cannot start ends (a script without "#!" runs under /bin/sh as env(1) runs it; a PATH
-# match that cannot be run is 126, as env gives); and that a nested run says why it fails.
+# match that cannot be run is 126, as env gives); that a nested run says why it fails; and that
+# a seccomp allow-list that predates mseal(2) -- the program's own, or one the harness itself
+# runs under -- does not kill anything for the seal the harness uses (TESTEE: the harness
+# tests' rxp_harness_testee, whose filter-exec installs such a filter).
 set -euo pipefail
-rxp=${1:?usage: run_transparency_test.sh RDMAPROXY}
+rxp=${1:?usage: run_transparency_test.sh RDMAPROXY TESTEE}
+testee=${2:?usage: run_transparency_test.sh RDMAPROXY TESTEE}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -52,3 +56,16 @@ rc=0; ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 "$rxp" run -- "
 ((rc == 2)) || fail "nested run: status $rc, want 2"
 grep -q "itself traced" err || fail "nested run: the reason does not say it is traced: $(cat err)"
 echo "a nested run is refused and says why"
+
+# A filter that answers mseal with death: the program's own (installed inside the harness,
+# before exec) and one the harness starts under. Natively nothing calls mseal.
+for action in kill trap errno; do
+  got=$("$rxp" run -- "$testee" filter-exec "$action" seccomp /bin/echo hello 2>err) ||
+    fail "own filter ($action on mseal): status $? ($(cat err))"
+  [[ $got == hello ]] || fail "own filter ($action on mseal): '$got'"
+  ! grep -q "scratch region" err || fail "own filter ($action on mseal): $(cat err)"
+  got=$("$testee" filter-exec "$action" prctl "$rxp" run -- /bin/echo hello 2>err) ||
+    fail "the harness under a filter ($action on mseal): status $? ($(cat err))"
+  [[ $got == hello ]] || fail "the harness under a filter ($action on mseal): '$got'"
+done
+echo "a filter that kills, traps or refuses mseal, the program's or the harness's: runs as natively"

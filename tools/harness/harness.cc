@@ -118,19 +118,28 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
     (options.log != nullptr ? *options.log : fallback).Error("{}", program.error().reason);
     return HarnessRun{W_EXITCODE(errnum == ENOENT ? 127 : 126, 0), {}};
   }
-  std::optional<ScratchWindow> scratch_window;
-  if (options.scratch_guard == HarnessOptions::ScratchGuard::kWindow || !KernelSealsMappings())
-    scratch_window = ScratchWindow{LowScratchBase()};
-  auto filter = CompileFilter(BuildBaseRules(options.range, options.netlink_rdma, scratch_window));
+  // Every region at the fixed window, guarded by the base filter; or sealed where it can be,
+  // and at the window, guarded by a filter of its own, in a process with seccomp filters of
+  // its own (tracer_inject.cc, EnsureScratch).
+  const ScratchWindow scratch_window{LowScratchBase()};
+  const bool seal = options.scratch_guard != HarnessOptions::ScratchGuard::kWindow &&
+                    KernelSealsMappings();
+  auto filter = CompileFilter(BuildBaseRules(options.range, options.netlink_rdma,
+                                             seal ? std::nullopt
+                                                  : std::optional<ScratchWindow>(scratch_window)));
   if (!filter.ok()) return std::move(filter).error();
   auto device_filter = CompileFilter(BuildDeviceRules(options.range));
   if (!device_filter.ok()) return std::move(device_filter).error();
+  auto guard_filter = CompileFilter(BuildGuardRules(scratch_window));
+  if (!guard_filter.ok()) return std::move(guard_filter).error();
 
   TracerOptions tracer_options;
   tracer_options.range = options.range;
   tracer_options.base_filter = &*filter;
   tracer_options.device_filter = &*device_filter;
   tracer_options.scratch_window = scratch_window;
+  tracer_options.seal_scratch = seal;
+  tracer_options.guard_filter = seal ? &*guard_filter : nullptr;
   tracer_options.resolver = options.resolver;
   tracer_options.factory = options.factory;
   tracer_options.host_fs = options.host_fs;

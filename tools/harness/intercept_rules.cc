@@ -4,6 +4,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -84,7 +85,7 @@ const char* InterceptName(Intercept tag) {
   static constexpr const char* kNames[] = {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
-      "netlink-socket", "aio-submit", "nofile-limit", "seccomp-listener", "untraced-clone",
+      "netlink-socket", "aio-submit", "nofile-limit", "seccomp-filter", "untraced-clone",
       "remap-file-pages", "scratch-guard",
   };
   const auto i = static_cast<size_t>(tag);
@@ -127,9 +128,11 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     {SYS_setrlimit,      {Is32(0, RLIMIT_NOFILE)},                               Trace(Intercept::kNofileLimit)},
     {SYS_prlimit64,      {Is32(1, RLIMIT_NOFILE), {2, Op::kGt, 0}},              Trace(Intercept::kNofileLimit)},
     // Routes around the tracer (intercept_rules.h): a seccomp listener of the program's own,
-    // a child created untraced, and clone3, whose flags the filter cannot read.
-    {SYS_seccomp,        {Is32(0, SECCOMP_SET_MODE_FILTER),
-                          FlagSet(1, SECCOMP_FILTER_FLAG_NEW_LISTENER)},          Trace(Intercept::kSeccompListener)},
+    // a child created untraced, and clone3, whose flags the filter cannot read. Every filter
+    // of the program's own stops, so the tracer knows which processes have one (a filter may
+    // refuse the syscalls the tracer injects: tracer_inject.cc, EnsureScratch).
+    {SYS_seccomp,        {Is32(0, SECCOMP_SET_MODE_FILTER)},                     Trace(Intercept::kSeccompFilter)},
+    {SYS_prctl,          {Is32(0, PR_SET_SECCOMP), Is32(1, SECCOMP_MODE_FILTER)}, Trace(Intercept::kSeccompFilter)},
     {SYS_clone,          {FlagSet(0, CLONE_UNTRACED)},                           Trace(Intercept::kUntracedClone)},
     {SYS_clone3,         {},                                                     Errno(ENOSYS)},
   };
@@ -141,27 +144,32 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     rules.push_back(std::move(rule));
   }
   if (scratch) {
-    // What could make the read-only half of the scratch region writable, or put other memory
-    // in its place (mm/mprotect.c, mm/mmap.c, mm/mremap.c, mm/madvise.c, ipc/shm.c): every
-    // such call whose address lies below the region's end stops, and the tracer refuses the
-    // ones whose range reaches it. Programs map nothing that low, so in practice none stop.
-    const uint64_t end = scratch->end();
-    // clang-format off
-    const FilterRule kGuard[] = {
-      {SYS_mprotect,      {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
-      {SYS_pkey_mprotect, {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
-      {SYS_munmap,        {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
-      {SYS_madvise,       {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
-      {SYS_mremap,        {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
-      {SYS_mremap,        {FlagSet(3, MREMAP_FIXED), {4, Op::kLt, end}},         Trace(Intercept::kScratchGuard)},
-      {SYS_mmap,          {FlagSet(3, MAP_FIXED), {0, Op::kLt, end}},            Trace(Intercept::kScratchGuard)},
-      // The segment's size is not in the call: every SHM_REMAP attach stops.
-      {SYS_shmat,         {FlagSet(2, SHM_REMAP)},                               Trace(Intercept::kScratchGuard)},
-    };
-    // clang-format on
-    rules.insert(rules.end(), std::begin(kGuard), std::end(kGuard));
+    const std::vector<FilterRule> guard = BuildGuardRules(*scratch);
+    rules.insert(rules.end(), guard.begin(), guard.end());
   }
   return rules;
+}
+
+std::vector<FilterRule> BuildGuardRules(const ScratchWindow& scratch) {
+  // What could make the read-only half of the scratch region writable, or put other memory
+  // in its place (mm/mprotect.c, mm/mmap.c, mm/mremap.c, mm/madvise.c, ipc/shm.c): every
+  // such call whose address lies below the region's end stops, and the tracer refuses the
+  // ones whose range reaches it. Programs map nothing that low, so in practice none stop.
+  const uint64_t end = scratch.end();
+  // clang-format off
+  const FilterRule kGuard[] = {
+    {SYS_mprotect,      {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+    {SYS_pkey_mprotect, {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+    {SYS_munmap,        {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+    {SYS_madvise,       {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+    {SYS_mremap,        {{0, Op::kLt, end}},                                   Trace(Intercept::kScratchGuard)},
+    {SYS_mremap,        {FlagSet(3, MREMAP_FIXED), {4, Op::kLt, end}},         Trace(Intercept::kScratchGuard)},
+    {SYS_mmap,          {FlagSet(3, MAP_FIXED), {0, Op::kLt, end}},            Trace(Intercept::kScratchGuard)},
+    // The segment's size is not in the call: every SHM_REMAP attach stops.
+    {SYS_shmat,         {FlagSet(2, SHM_REMAP)},                               Trace(Intercept::kScratchGuard)},
+  };
+  // clang-format on
+  return {std::begin(kGuard), std::end(kGuard)};
 }
 
 std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {

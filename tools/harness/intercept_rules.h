@@ -62,7 +62,8 @@ enum class Intercept : uint16_t {
   kNetlinkSocket,  // socket(AF_NETLINK, *, NETLINK_RDMA)
   kAioSubmit,      // io_submit of a process that holds proxied fds (iocb fd check)
   kNofileLimit,    // setrlimit/prlimit64 setting RLIMIT_NOFILE (nofile_limit.h)
-  kSeccompListener,  // seccomp(SET_MODE_FILTER, NEW_LISTENER): a filter of the program's own
+  kSeccompFilter,  // seccomp(SET_MODE_FILTER) / prctl(PR_SET_SECCOMP, MODE_FILTER): a filter
+                   // of the program's own (a listener is refused; the process is noted)
   kUntracedClone,  // clone(CLONE_UNTRACED): a child the harness would not trace
   kRemapFilePages,  // remap_file_pages of a process that holds proxied fds
   kScratchGuard,   // mprotect/munmap/madvise/mremap/mmap(MAP_FIXED)/shmat(SHM_REMAP) that may
@@ -105,9 +106,10 @@ enum class NetlinkRdmaMode {
   kRefused,   // socket() fails with EPROTONOSUPPORT, as on a kernel without RDMA netlink
 };
 
-// Where the harness maps every address space's scratch region (address_space.h) on a kernel
-// without mseal(2): at a fixed, low address, so that the base filter can stop the calls that
-// could unprotect or replace it -- any whose address is below its end (nothing else lives
+// Where the harness maps an address space's scratch region (address_space.h) when it cannot
+// seal it -- a kernel without mseal(2), or a process with seccomp filters of its own, which
+// might kill it for the seal: at a fixed, low address, so that a filter can stop the calls
+// that could unprotect or replace it -- any whose address is below its end (nothing else lives
 // there; a range starting below it could still reach it).
 struct ScratchWindow {
   uint64_t base = 0;
@@ -120,6 +122,10 @@ struct ScratchWindow {
 std::vector<FilterRule> BuildBaseRules(const FdRange& range,
                                        NetlinkRdmaMode netlink = NetlinkRdmaMode::kFiltered,
                                        std::optional<ScratchWindow> scratch = std::nullopt);
+// The rules that guard the window (Intercept::kScratchGuard): part of the base filter on a
+// kernel without mseal; elsewhere a filter of their own, added only to a process whose region
+// had to go at the window.
+std::vector<FilterRule> BuildGuardRules(const ScratchWindow& scratch);
 // The device filter's rules: added to a process with its first proxied fd.
 std::vector<FilterRule> BuildDeviceRules(const FdRange& range);
 

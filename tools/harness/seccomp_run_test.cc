@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -141,9 +142,15 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
   CHECK(run(Call(SYS_pidfd_getfd, {5, 800, 0})) == (SECCOMP_RET_ERRNO | EPERM));
   CHECK(run(Call(SYS_socket, {AF_NETLINK, SOCK_RAW, kNetlinkRdma})) == Trace(Intercept::kNetlinkSocket));
   CHECK(run(Call(SYS_seccomp, {SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, 0})) ==
-        Trace(Intercept::kSeccompListener));
+        Trace(Intercept::kSeccompFilter));
+  // Every filter of the program's own stops (the tracer notes the process), by either call.
   CHECK(run(Call(SYS_seccomp, {SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, 0})) ==
-        SECCOMP_RET_ALLOW);
+        Trace(Intercept::kSeccompFilter));
+  CHECK(run(Call(SYS_prctl, {PR_SET_SECCOMP, SECCOMP_MODE_FILTER, 0})) ==
+        Trace(Intercept::kSeccompFilter));
+  CHECK(run(Call(SYS_prctl, {PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_prctl, {PR_SET_NO_NEW_PRIVS, 1, 0})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_seccomp, {SECCOMP_GET_ACTION_AVAIL, 0, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_clone, {CLONE_UNTRACED | SIGCHLD})) == Trace(Intercept::kUntracedClone));
   CHECK(run(Call(SYS_clone, {CLONE_VM | CLONE_THREAD | CLONE_SIGHAND})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_clone3, {0, 88})) == (SECCOMP_RET_ERRNO | ENOSYS));

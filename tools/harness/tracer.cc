@@ -225,6 +225,7 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     threads_per_process_.erase(tgid);
     if (options_.live != nullptr) options_.live->Remove(tgid);
     device_filtered_.erase(tgid);
+    guard_filtered_.erase(tgid);
     device_filter_pending_.erase(tgid);
     foreign_trace_logged_.erase(foreign_trace_logged_.lower_bound({tgid, LONG_MIN}),
                                 foreign_trace_logged_.lower_bound({tgid + 1, LONG_MIN}));
@@ -267,6 +268,8 @@ Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
     task.mm = lineage.shares_memory ? creator->mm : creator->mm->ForkCopy();
     // A child is created with a copy of its creator's seccomp filters (copy_seccomp).
     if (device_filtered_.count(creator->tgid) != 0) device_filtered_.insert(task.tgid);
+    if (guard_filtered_.count(creator->tgid) != 0) guard_filtered_.insert(task.tgid);
+    task.own_filters = creator->own_filters;
   } else {
     task.fds = std::make_shared<FdTable>();
     task.mm = std::make_shared<AddressSpace>();
@@ -410,7 +413,7 @@ void Tracer::OnSeccompStop(Task& task) {
 
   // Which rule fired, from the harness's own filters: a filter the program added may have
   // reported another tag, or asked for this stop itself (tracer_bypasses.cc).
-  const std::optional<Intercept> own = OwnIntercept(*info);
+  const std::optional<Intercept> own = OwnIntercept(task, *info);
   if (!own) {
     ApplyVerdict(task, OnForeignTrace({task, info->nr, info->args, Intercept::kCount}));
     return;
@@ -436,7 +439,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kNetlinkSocket, &Tracer::OnNetlinkSocket},
     {Intercept::kAioSubmit,    &Tracer::OnAioSubmit},
     {Intercept::kNofileLimit,  &Tracer::OnNofileLimit},
-    {Intercept::kSeccompListener, &Tracer::OnSeccompListener},
+    {Intercept::kSeccompFilter, &Tracer::OnSeccompFilter},
     {Intercept::kUntracedClone, &Tracer::OnUntracedClone},
     {Intercept::kRemapFilePages, &Tracer::OnRemapFilePages},
     {Intercept::kScratchGuard, &Tracer::OnScratchGuard},

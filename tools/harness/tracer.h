@@ -65,11 +65,20 @@ struct TracerOptions {
   // The device filter (BuildDeviceRules, compiled), added to a process with its first proxied
   // fd. Null: the base filter must then contain the fd-range rules itself (tests).
   const BpfProgram* device_filter = nullptr;
-  // Set: every address space's scratch region goes at this fixed address, and base_filter
-  // holds the rules that stop calls which could reach it (BuildBaseRules with the same
-  // window); the tracer refuses the ones that do. Unset: the kernel places the region, and
-  // the tracer seals it with mseal(2) where the kernel has it (Linux 6.10).
+  // Where a scratch region that is not sealed goes, at a fixed address; the rules that stop
+  // calls which could reach it (BuildGuardRules) are in base_filter, or in guard_filter. The
+  // tracer refuses the ones that do. Unset: the kernel places every region.
   std::optional<ScratchWindow> scratch_window;
+  // Seal each scratch region with mseal(2) where the kernel has it (Linux 6.10), except in a
+  // process with seccomp filters of its own: one might kill it for the injected mseal (an
+  // allow-list that predates the call), so its region goes at scratch_window instead, and the
+  // process gets guard_filter first. False: every region goes at scratch_window (whose rules
+  // base_filter then holds).
+  bool seal_scratch = true;
+  // BuildGuardRules(*scratch_window), compiled: added to a process whose region goes at the
+  // window while base_filter lacks those rules (seal_scratch on a kernel with mseal). Null:
+  // such a process's region is not sealed and not guarded (tests).
+  const BpfProgram* guard_filter = nullptr;
   const PathResolver* resolver = nullptr;   // null: path lookups pass through
   FileHandlerFactory* factory = nullptr;    // null: proxied opens fail with ENODEV
   HostFs* host_fs = nullptr;                // null: LocalHostFs
@@ -187,6 +196,10 @@ class Tracer {
     // The stop being decided ended while a freeze was being set up (the thread died, or another
     // thread's exec took over its tid): its verdict must not be applied.
     bool stop_lost = false;
+    // It may run under seccomp filters of the program's own (it or a creator installed one:
+    // OnSeccompFilter; kept across fork, clone and exec, as the kernel keeps filters). Its
+    // next scratch region is then not sealed (EnsureScratch).
+    bool own_filters = false;
   };
 
   // A seccomp stop being decided.
@@ -253,6 +266,7 @@ class Tracer {
   void Resume(Task& task, ResumeHow how, int sig);
   int TakeDeferredSignal(Task& task);
   bool EnsureScratch(Task& task);
+  Result<uint64_t> WriteFilter(Task& task, const BpfProgram& program, uint64_t header);
   std::optional<Result<long>> InjectBeforeSyscall(Task& task, long nr,
                                                   const std::array<uint64_t, 6>& args);
   // The same for a sequence of calls run by `calls` through the InjectFn it is given.
@@ -298,9 +312,9 @@ class Tracer {
   Verdict OnNofileLimit(const Stop& stop);
   // Routes around the tracer's checks (tracer_bypasses.cc): seccomp filters of the program's
   // own, untraced children, remap_file_pages.
-  std::optional<Intercept> OwnIntercept(const SyscallInfo& info) const;
+  std::optional<Intercept> OwnIntercept(const Task& task, const SyscallInfo& info) const;
   Verdict OnForeignTrace(const Stop& stop);
-  Verdict OnSeccompListener(const Stop& stop);
+  Verdict OnSeccompFilter(const Stop& stop);
   Verdict OnUntracedClone(const Stop& stop);
   Verdict OnRemapFilePages(const Stop& stop);
   Verdict OnScratchGuard(const Stop& stop);
@@ -340,6 +354,7 @@ class Tracer {
   std::deque<std::pair<pid_t, int>> queued_;
   std::map<const AddressSpace*, Freeze> freezes_;  // by frozen address space
   std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
+  std::set<pid_t> guard_filtered_;    // processes (tgid) that have options_.guard_filter
   // Processes that share an fd table with a device-filtered one but lack the filter
   // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.
   std::set<pid_t> device_filter_pending_;

@@ -40,7 +40,7 @@
 
 namespace rxp::harness {
 
-std::optional<Intercept> Tracer::OwnIntercept(const SyscallInfo& info) const {
+std::optional<Intercept> Tracer::OwnIntercept(const Task& task, const SyscallInfo& info) const {
   if (options_.base_filter == nullptr) return static_cast<Intercept>(info.ret_data);
   seccomp_data data{};
   data.nr = static_cast<int>(info.nr);
@@ -50,7 +50,14 @@ std::optional<Intercept> Tracer::OwnIntercept(const SyscallInfo& info) const {
   // Both of the harness's filters, whether or not this process has the device filter yet: a
   // call it would stop is handled as if it had (the handlers let an fd they do not proxy go),
   // so a gap in the tracer's model of who has the filter cannot turn a real stop into ENOSYS.
-  const uint32_t action = RunSeccompStack({options_.device_filter, options_.base_filter}, data);
+  // The guard filter only where the process has it: elsewhere a RET_TRACE on those calls is
+  // the program's own. It ranks as the oldest whenever it was added: an mmap of a proxied fd
+  // that both stop is the fd's call (OnFdSyscall, which runs the guard's check too), as it is
+  // where the guard rules are in the base filter.
+  const BpfProgram* guard =
+      guard_filtered_.count(task.tgid) != 0 ? options_.guard_filter : nullptr;
+  const uint32_t action =
+      RunSeccompStack({options_.device_filter, options_.base_filter, guard}, data);
   if ((action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_TRACE) return std::nullopt;
   return static_cast<Intercept>(action & SECCOMP_RET_DATA);
 }
@@ -69,13 +76,21 @@ Tracer::Verdict Tracer::OnForeignTrace(const Stop& stop) {
   return Verdict::Skip(-ENOSYS);
 }
 
-// EBUSY is the kernel's answer to a second listener in one filter stack (seccomp(2)); here
-// the harness holds the stack's interception.
-Tracer::Verdict Tracer::OnSeccompListener(const Stop& stop) {
-  return Deny(stop, Fail(EBUSY,
-                         "a seccomp filter with a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "
-                         "is refused under the harness: its SECCOMP_RET_USER_NOTIF would outrank "
-                         "the harness's stops"));
+// A filter of the program's own. With a listener it is refused: EBUSY is the kernel's answer
+// to a second listener in one filter stack (seccomp(2)); here the harness holds the stack's
+// interception. Any other installs as usual, and the process (every thread: TSYNC may give it
+// to all) is noted as one whose filters may refuse what the tracer injects -- an allow-list
+// written before mseal(2) existed kills the program for the seal (EnsureScratch). Noted before
+// the call runs: a filter the kernel then rejects only costs the process its seal.
+Tracer::Verdict Tracer::OnSeccompFilter(const Stop& stop) {
+  if (stop.nr == SYS_seccomp && (stop.args[1] & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0)
+    return Deny(stop, Fail(EBUSY,
+                           "a seccomp filter with a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "
+                           "is refused under the harness: its SECCOMP_RET_USER_NOTIF would "
+                           "outrank the harness's stops"));
+  for (auto& [tid, task] : tasks_)
+    if (task.tgid == stop.task.tgid) task.own_filters = true;
+  return Verdict::Continue();
 }
 
 Tracer::Verdict Tracer::OnUntracedClone(const Stop& stop) {

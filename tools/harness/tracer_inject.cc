@@ -4,7 +4,10 @@
 #include <linux/seccomp.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <cstring>
@@ -27,15 +30,22 @@ constexpr uint64_t kDeviceFilterFlags = SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILT
 
 }  // namespace
 
-// Whether this kernel has mseal(2): asked once, by sealing a page of the harness's own (left
-// mapped, 4 KiB for the harness's lifetime). ENOSYS before Linux 6.10.
+// Whether this kernel has mseal(2) and lets the harness use it: asked once, by sealing a page
+// in a child of the harness (ENOSYS before Linux 6.10). A child, because a seccomp filter the
+// harness inherited (a container's profile) may answer the call with death rather than an
+// errno; the child exits and the answer is "no" either way.
 bool KernelSealsMappings() {
   static const bool seals = [] {
-    void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (page == MAP_FAILED) return false;
-    const bool ok = syscall(kSysMseal, page, 4096, 0) == 0;
-    if (!ok) munmap(page, 4096);
-    return ok;
+    const pid_t child = fork();
+    if (child < 0) return false;
+    if (child == 0) {
+      void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      _exit(page != MAP_FAILED && syscall(kSysMseal, page, 4096, 0) == 0 ? 0 : 1);
+    }
+    int status = 0;
+    while (waitpid(child, &status, 0) < 0)
+      if (errno != EINTR) return false;
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }();
   return seals;
 }
@@ -88,15 +98,20 @@ std::optional<Result<long>> Tracer::InjectBeforeSyscall(
 // through /proc/<pid>/mem still reach a sealed read-only page (FOLL_FORCE): the harness
 // refuses to open those files for writing (tracer_path.cc).
 //
-// Where the kernel has no mseal, the region goes at the fixed window instead
-// (TracerOptions::scratch_window), whose base filter rules stop what could reach it
-// (OnScratchGuard). MAP_FIXED_NOREPLACE: a program that has memory there already keeps it,
-// and the region is then not used (fail closed, like a refused seal).
+// Where the kernel has no mseal, or the process has seccomp filters of its own (which may
+// kill it for the mseal: an allow-list written before the call existed), the region goes at
+// the fixed window instead (TracerOptions::scratch_window), whose filter rules stop what could
+// reach it (OnScratchGuard): the base filter's where the kernel has no mseal, else the guard
+// filter, added to such a process here (once: kept across fork and exec, like every filter).
+// MAP_FIXED_NOREPLACE: a program that has memory there already keeps it, and the region is
+// then not used (fail closed, like a refused seal or guard).
 bool Tracer::EnsureScratch(Task& task) {
   constexpr uint64_t kNoFd = static_cast<uint64_t>(-1);
-  const std::optional<ScratchWindow> window = options_.scratch_window;
-  const bool seal = !window && KernelSealsMappings();
-  auto addr = InjectBeforeSyscall(task, [seal, window](const InjectFn& inject) -> Result<long> {
+  const bool seal = options_.seal_scratch && !task.own_filters && KernelSealsMappings();
+  const std::optional<ScratchWindow> window = seal ? std::nullopt : options_.scratch_window;
+  const bool guard = window && options_.seal_scratch && options_.guard_filter != nullptr &&
+                     guard_filtered_.count(task.tgid) == 0;
+  auto addr = InjectBeforeSyscall(task, [&](const InjectFn& inject) -> Result<long> {
     const uint64_t at = window ? window->base : 0;
     const uint64_t fixed = window ? MAP_FIXED_NOREPLACE : 0;
     auto base = inject(SYS_mmap, {at, AddressSpace::region_size(), PROT_READ,
@@ -109,12 +124,26 @@ bool Tracer::EnsureScratch(Task& task) {
     if (!rw.ok()) return std::move(rw).error();
     if (*rw < 0) return *rw;
     if (seal) {
-      // A kernel that has mseal and refuses it here (the program's own seccomp filter, say)
-      // leaves the region unprotected: it is not used then (below).
+      // A kernel that has mseal and refuses it here leaves the region unprotected: it is not
+      // used then (below).
       auto sealed = inject(kSysMseal, {static_cast<uint64_t>(*base), AddressSpace::region_size(),
                                        0, 0, 0, 0});
       if (!sealed.ok()) return std::move(sealed).error();
       if (*sealed < 0) return *sealed;
+    }
+    if (guard) {
+      // The program is stopped and no slot is in use yet: slot 0's filter room holds the
+      // program while the injected seccomp(2) reads it.
+      auto prog = WriteFilter(task, *options_.guard_filter,
+                              static_cast<uint64_t>(*base) + kFilterSlotOffset);
+      if (!prog.ok()) return std::move(prog).error();
+      auto added = inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
+      if (!added.ok()) return std::move(added).error();
+      // TSYNC reports a thread it could not synchronize by returning its tid.
+      if (*added != 0)
+        return Fail(*added < 0 ? static_cast<int>(-*added) : EBUSY,
+                    "cannot add the guard filter of the window: seccomp() = {}", *added);
+      guard_filtered_.insert(task.tgid);
     }
     return base;
   });
@@ -130,18 +159,13 @@ bool Tracer::EnsureScratch(Task& task) {
   return true;
 }
 
-// Copies the device filter (a sock_fprog and its instructions) into the thread's scratch
-// slot; returns the sock_fprog's address in the tracee. The caller holds the slot.
-Result<uint64_t> Tracer::WriteDeviceFilter(Task& task) {
-  const BpfProgram& program = *options_.device_filter;
-  auto slot = task.mm->AcquireSlot(task.tid);
-  if (!slot.ok()) return std::move(slot).error();
-  const uint64_t header = *slot + kFilterSlotOffset;
+// Copies a filter (a sock_fprog and its instructions) into the tracee at `header`, in the
+// filter room of a scratch slot; returns the sock_fprog's address.
+Result<uint64_t> Tracer::WriteFilter(Task& task, const BpfProgram& program, uint64_t header) {
   const uint64_t insns = header + 16;
   const auto bytes = std::as_bytes(program.insns());
   if (kFilterSlotOffset + 16 + bytes.size() > kScratchSlotSize)
-    return Fail(E2BIG, "the device filter ({} instructions) does not fit a scratch slot",
-                program.size());
+    return Fail(E2BIG, "a filter of {} instructions does not fit a scratch slot", program.size());
   ProcessMemory memory(task.tid, &task.mm->mem_fd());
   RXP_TRY(memory.WriteForced(insns, bytes));
   struct {
@@ -151,6 +175,14 @@ Result<uint64_t> Tracer::WriteDeviceFilter(Task& task) {
   } fprog{static_cast<uint16_t>(program.size()), {}, insns};  // struct sock_fprog, x86-64
   RXP_TRY(memory.WriteForced(header, std::as_bytes(std::span(&fprog, 1))));
   return header;
+}
+
+// Copies the device filter into the thread's scratch slot; returns the sock_fprog's address
+// in the tracee. The caller holds the slot.
+Result<uint64_t> Tracer::WriteDeviceFilter(Task& task) {
+  auto slot = task.mm->AcquireSlot(task.tid);
+  if (!slot.ok()) return std::move(slot).error();
+  return WriteFilter(task, *options_.device_filter, *slot + kFilterSlotOffset);
 }
 
 // The process of `stop`'s thread gets the device filter before its first proxied fd: injected

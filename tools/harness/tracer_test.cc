@@ -557,6 +557,8 @@ TEST_CASE("the scratch region stays read-only: sealed or guarded, and /proc/<pid
     TesteeRun run = RunTestee({"scratch-guard", f.tree.root, "/dev/infiniband/uverbs2"}, f.options);
     CheckScratchGuarded(run);
     if (KernelSealsMappings()) {
+      // Sealed where the kernel placed it, with no guard rules and no stops.
+      CHECK(run["region"] != std::to_string(LowScratchBase()));
       CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kScratchGuard)] == 0);
     } else {
       CHECK(run["region"] == std::to_string(LowScratchBase()));
@@ -591,6 +593,31 @@ TEST_CASE("the scratch region stays read-only: sealed or guarded, and /proc/<pid
     CHECK(out.find("found=0") != std::string::npos);
     CHECK(out.find("mem-rdwr=0") != std::string::npos);
     CHECK(out.find("via-link=0") != std::string::npos);
+  }
+}
+
+TEST_CASE("a program whose own seccomp filter refuses mseal runs: its region goes at the window, guarded", "[tracer]") {
+  Fixture f;
+  // An allow-list written before mseal(2) existed answers it with death, SIGSYS or an errno.
+  // The harness saw the filter installed (seccomp or prctl), so the program it then runs gets
+  // its region at the window instead of a sealed one -- on a kernel with mseal, with a guard
+  // filter of its own -- and the region is as read-only as a sealed one.
+  for (const char* action : {"kill", "trap", "errno"}) {
+    for (const char* via : {"seccomp", "prctl"}) {
+      INFO(action << " via " << via);
+      TesteeRun run = RunTestee({"filter-exec", action, via, "scratch-guard", f.tree.root,
+                                 "/dev/infiniband/uverbs2"},
+                                f.options);
+      INFO(run.out << run.errors);
+      CheckScratchGuarded(run);
+      CHECK(run.errors.find("cannot set up the harness scratch region") == std::string::npos);
+      CHECK(run["region"] == std::to_string(LowScratchBase()));
+      CHECK(run["below-map"] == "0");
+      CHECK(run["below-unmap"] == "0");
+      CHECK(run["span-unmap"] == "-EPERM");
+      CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kSeccompFilter)] == 1);
+      CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kScratchGuard)] == 9);
+    }
   }
 }
 

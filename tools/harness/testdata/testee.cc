@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -1117,6 +1118,41 @@ int FreezeChildRace(const char* path, long n, int helpers) {
   return 0;
 }
 
+// filter-exec ACTION VIA CMD ARGS...: installs a filter of its own that answers mseal(2)
+// with ACTION (kill, trap or errno: EPERM) and allows everything else, through VIA (seccomp
+// or prctl), as an allow-list written before mseal existed would; then runs this program again
+// as CMD ARGS, or the program CMD names when it is an absolute path. The harness injects an
+// mseal into every new program it seals, and probes it on itself.
+int FilterExec(int argc, char** argv) {
+  if (argc < 5) return 2;
+  const std::string action = argv[2], via = argv[3];
+  const uint32_t verdict = action == "kill"  ? SECCOMP_RET_KILL_PROCESS
+                           : action == "trap" ? SECCOMP_RET_TRAP
+                                              : SECCOMP_RET_ERRNO | EPERM;
+  sock_filter insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 462 /* mseal */, 0, 1),
+      BPF_STMT(BPF_RET | BPF_K, verdict),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  sock_fprog prog{static_cast<unsigned short>(std::size(insns)), insns};
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  const long installed = via == "prctl" ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog)
+                                        : syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog);
+  if (installed != 0) {
+    std::fprintf(stderr, "testee: filter: %s\n", std::strerror(errno));
+    return 3;
+  }
+  const bool other = argv[4][0] == '/';
+  std::vector<char*> args;
+  if (!other) args.push_back(const_cast<char*>(g_self));
+  for (int i = 4; i < argc; ++i) args.push_back(argv[i]);
+  args.push_back(nullptr);
+  execv(other ? argv[4] : g_self, args.data());
+  std::fprintf(stderr, "testee: exec: %s\n", std::strerror(errno));
+  return 127;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -1155,6 +1191,7 @@ int main(int argc, char** argv) {
   if (cmd == "proc-reopen") return ProcReopen(a);
   if (cmd == "remap-file-pages") return RemapFilePages(a);
   if (cmd == "scratch-guard") return ScratchGuard(a, b);
+  if (cmd == "filter-exec") return FilterExec(argc, argv);
   if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
