@@ -12,7 +12,8 @@ source "$(dirname "$0")/harness_lib.sh"
 prog=$RXP_BUILD/tests/conformance/rxp_own_seccomp_filter
 [[ -x $prog ]] || { echo "no $prog (build first)" >&2; exit 1; }
 policy=$(mktemp)
-trap 'rm -f "$policy"' EXIT
+err=$(mktemp)
+trap 'rm -f "$policy" "$err"' EXIT
 echo '{"version": 1, "deny": ["INVOKE_WRITE ALLOC_PD"]}' >"$policy"
 native=$("$prog" "$RXP_NODE0_DEV" 0)
 [[ $native == "alloc_pd ENOSYS" ]] || { echo "natively: '$native', expected ENOSYS" >&2; exit 1; }
@@ -27,3 +28,24 @@ for tag in 0 0xffff 6; do
     { echo "expected the policy's log line" >&2; exit 1; }
 done
 echo "own seccomp filter: ENOSYS natively; under the harness the policy decides, for every tag"
+
+# An allow-list that predates mseal(2) (it kills the caller of mseal, traps it, or refuses it)
+# installed before the program starts: the harness must not seal that program's scratch region
+# (Linux 6.10 and later) but put it at the guarded window, and the program reaches the device
+# as usual. rxp_harness_testee filter-exec installs the filter and execs the program.
+testee=$RXP_BUILD/tools/harness/rxp_harness_testee
+devinfo=$(command -v ibv_devinfo)
+native=$("$devinfo" -d "$RXP_NODE0_DEV")
+for action in kill trap errno; do
+  got=$(rxp_run -- "$testee" filter-exec "$action" seccomp "$devinfo" -d "$RXP_NODE0_DEV" 2>"$err") ||
+    { echo "ibv_devinfo under a filter that ${action}s mseal: status $? ($(cat "$err"))" >&2; exit 1; }
+  [[ $got == "$native" ]] ||
+    { echo "ibv_devinfo under a filter that ${action}s mseal differs from native:" >&2
+      diff <(echo "$native") <(echo "$got") >&2 || true; exit 1; }
+  got=$(rxp_run -- "$testee" filter-exec "$action" prctl "$prog" "$RXP_NODE0_DEV" 0 2>&1)
+  grep -qx "alloc_pd ok" <<<"$got" ||
+    { echo "ALLOC_PD under a filter that ${action}s mseal: '$got'" >&2; exit 1; }
+  ! grep -q "scratch region" <<<"$got$(cat "$err")" ||
+    { echo "the scratch region failed under a filter that ${action}s mseal: $got $(cat "$err")" >&2; exit 1; }
+done
+echo "a filter that kills, traps or refuses mseal: ibv_devinfo as natively, ALLOC_PD proxied"
