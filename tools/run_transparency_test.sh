@@ -4,10 +4,11 @@
 # part: whether /dev/infiniband and the RDMA sysfs classes exist (none on a host without RDMA:
 # no empty stand-ins), with a relative TMPDIR after the program changed directory; how a program
 # that cannot start ends (a script without "#!" runs under /bin/sh as env(1) runs it; a PATH
-# match that cannot be run is 126, as env gives); that a nested run says why it fails; and that
-# a seccomp allow-list that predates mseal(2) -- the program's own, or one the harness itself
-# runs under -- does not kill anything for the seal the harness uses (TESTEE: the harness
-# tests' rxp_harness_testee, whose filter-exec installs such a filter).
+# match that cannot be run is 126, as env gives); pwd and ".." in a redirected directory; that a
+# nested run says why it fails; and that a seccomp allow-list that predates mseal(2) -- the
+# program's own, or one the harness itself runs under -- does not kill anything for the seal
+# the harness uses (TESTEE: the harness tests' rxp_harness_testee, whose filter-exec installs
+# such a filter).
 set -euo pipefail
 rxp=${1:?usage: run_transparency_test.sh RDMAPROXY TESTEE}
 testee=${2:?usage: run_transparency_test.sh RDMAPROXY TESTEE}
@@ -26,6 +27,14 @@ relative=$(TMPDIR=tmpd "$rxp" run -- bash -c "$probe")
 [[ $native == "$relative" ]] || fail "with TMPDIR=tmpd: native [$native], proxied [$relative]"
 [[ -z $(ls -A tmpd) ]] || fail "a device view was left in the relative TMPDIR"
 echo "RDMA paths as natively (also with a relative TMPDIR): $(tr '\n' ',' <<<"$native")"
+
+# A cwd inside a redirected directory: pwd (getcwd) names it as natively, and ".." from it is
+# the real parent, not the harness's view.
+cwd_probe='for d in /dev/infiniband /sys/class/infiniband; do [ -d "$d" ] || continue; (cd "$d" && /bin/pwd && ls .. | head -50); done'
+native=$(bash -c "$cwd_probe")
+proxied=$("$rxp" run -- bash -c "$cwd_probe")
+[[ $native == "$proxied" ]] || fail "a cwd in a redirected directory: native [$native], proxied [$proxied]"
+echo "a cwd in a redirected directory: pwd and .. as natively ($(grep -c ^/ <<<"$native") such directories here)"
 
 # A script without "#!": env(1) (execvp) runs it with /bin/sh.
 printf 'echo "script ran: $*"\n' >noshebang

@@ -86,7 +86,7 @@ const char* InterceptName(Intercept tag) {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-filter", "untraced-clone",
-      "remap-file-pages", "scratch-guard",
+      "remap-file-pages", "scratch-guard", "getcwd",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -135,6 +135,9 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     {SYS_prctl,          {Is32(0, PR_SET_SECCOMP), Is32(1, SECCOMP_MODE_FILTER)}, Trace(Intercept::kSeccompFilter)},
     {SYS_clone,          {FlagSet(0, CLONE_UNTRACED)},                           Trace(Intercept::kUntracedClone)},
     {SYS_clone3,         {},                                                     Errno(ENOSYS)},
+    // The kernel names the cwd by where it really is: after a chdir into a redirected
+    // directory, that is the host path the harness rewrote it to (tracer_path.cc, OnGetcwd).
+    {SYS_getcwd,         {},                                                     Trace(Intercept::kGetcwd)},
   };
   // clang-format on
   for (const PathSyscall& row : kPathSyscalls) {

@@ -68,6 +68,7 @@ enum class Intercept : uint16_t {
   kRemapFilePages,  // remap_file_pages of a process that holds proxied fds
   kScratchGuard,   // mprotect/munmap/madvise/mremap/mmap(MAP_FIXED)/shmat(SHM_REMAP) that may
                    // reach the scratch region, where it sits at a fixed address (ScratchWindow)
+  kGetcwd,         // getcwd: a cwd inside a redirected directory is named as the sandbox sees it
   kCount,
 };
 const char* InterceptName(Intercept tag);

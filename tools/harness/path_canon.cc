@@ -116,6 +116,7 @@ class Walker {
         return Fail(ENOTDIR, "{} is not a directory ({})", link, *base);
       host_base = *base;
       cur = ToSandbox(host_base);
+      base_redirected_ = cur != host_base && hidden_host_.empty();
     }
     const auto parts = Split(req_.raw);
     // The last non-empty component; a trailing slash makes the kernel follow it regardless.
@@ -140,6 +141,7 @@ class Walker {
     CanonicalPath out;
     out.sandbox = cur;
     out.lexical = lexical && !crossed_magic_;
+    out.base_redirected = base_redirected_;
     out.untouched_host = JoinPath(host_base, req_.raw);
     out.hidden = !hidden_host_.empty();
     out.hidden_host = hidden_host_;
@@ -151,6 +153,7 @@ class Walker {
   HostFs& fs_;
   const PathResolver& resolver_;
   bool crossed_magic_ = false;
+  bool base_redirected_ = false;
   std::string hidden_host_;
 };
 

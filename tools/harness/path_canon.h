@@ -60,6 +60,9 @@ struct CanonicalPath {
   // only meaningful when `lexical` is true (no "..", no magic link was crossed).
   std::string untouched_host;
   bool lexical = true;
+  // A relative path whose base (the cwd or dirfd) is a redirected directory: the kernel walks
+  // from the host path it was redirected to, whose ".." is not the sandbox's.
+  bool base_redirected = false;
   // The walk crossed a host path that has no sandbox name (HostToSandbox said nullopt): the
   // file is hidden from the app, which must see ENOENT. `sandbox` is then meaningless.
   bool hidden = false;

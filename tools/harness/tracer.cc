@@ -443,6 +443,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kUntracedClone, &Tracer::OnUntracedClone},
     {Intercept::kRemapFilePages, &Tracer::OnRemapFilePages},
     {Intercept::kScratchGuard, &Tracer::OnScratchGuard},
+    {Intercept::kGetcwd,       &Tracer::OnGetcwd},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -326,6 +326,7 @@ class Tracer {
 
   // Path redirection (tracer_path.cc).
   Verdict OnPath(const Stop& stop);
+  Verdict OnGetcwd(const Stop& stop);
   Verdict DecidePath(const Stop& stop, const PathSyscall& row);
   // At the exit of an open that may give write access: a /proc/<pid>/mem file is closed again
   // and the open fails with EACCES (tracer_path.cc).

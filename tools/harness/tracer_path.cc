@@ -145,6 +145,13 @@ Tracer::Verdict Tracer::DecidePath(const Stop& stop, const PathSyscall& row) {
     case Resolution::Kind::kPassThrough:
       if (row.op == PathOp::kReadlink && IsProcMagicLink(canon->sandbox))
         return EmulateProcFdReadlink(stop, row, canon->sandbox);
+      if (canon->base_redirected) {
+        // Relative to a redirected directory (a chdir into /dev/infiniband, say), out of it:
+        // the kernel would walk the ".." of the host directory it was redirected to. The
+        // sandbox's file is the same path on the host.
+        resolution.host_path = canon->sandbox;
+        break;
+      }
       if (adopt)
         return Verdict::WatchExit(
             AdoptOpenedFd(stop, canon->sandbox, std::move(resolution), static_cast<int>(flags)));
@@ -188,6 +195,25 @@ Tracer::Verdict Tracer::RewritePath(const Stop& stop, const PathSyscall& row,
   verdict.new_args[static_cast<size_t>(row.path_arg)] = *slot;
   verdict.release_slot = true;
   return verdict;
+}
+
+// getcwd(buf, size): the kernel names the cwd by where it is (d_path), so after a chdir into a
+// redirected directory -- /dev/infiniband, a served /sys directory -- it would name the host
+// directory it was redirected to, and ".." from there leads into the harness's view. The
+// sandbox's name for it is answered instead, as the kernel answers: the length with the NUL,
+// ERANGE when it does not fit (sys_getcwd). Elsewhere the call runs as issued.
+Tracer::Verdict Tracer::OnGetcwd(const Stop& stop) {
+  auto cwd = options_.host_fs->ReadLink("/proc/" + std::to_string(stop.task.tid) + "/cwd");
+  if (!cwd.ok() || cwd->empty() || (*cwd)[0] != '/') return Verdict::Continue();
+  auto sandbox = options_.resolver->HostToSandbox(*cwd);
+  if (!sandbox || *sandbox == *cwd) return Verdict::Continue();
+  const uint64_t size = stop.args[1];
+  if (size < sandbox->size() + 1) return Verdict::Skip(-ERANGE);
+  ProcessMemory memory(stop.task.tid, &stop.task.mm->mem_fd());
+  if (!memory.Write(stop.args[0], std::as_bytes(std::span(sandbox->c_str(), sandbox->size() + 1)))
+           .ok())
+    return Verdict::Skip(-EFAULT);
+  return Verdict::Skip(static_cast<long>(sandbox->size() + 1));
 }
 
 // readlink("/proc/self/fd/N") of a proxied fd would show the host's device name: answer with

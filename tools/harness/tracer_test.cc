@@ -379,6 +379,36 @@ TEST_CASE("path rewriting follows the kernel through dirfds and cwd and dotdot a
   CHECK(RunTestee({"stat", "/rxp-sandbox/missing"}, f.options)["stat"] == "-ENOENT");
 }
 
+TEST_CASE("a cwd in a redirected directory is named and left as the sandbox sees it", "[tracer]") {
+  Fixture f;
+  auto ino_of = [](const char* path) {
+    struct stat st{};
+    stat(path, &st);
+    return std::to_string(st.st_ino);
+  };
+  // getcwd names the sandbox's directory, not the host one it was redirected to; ".." from it
+  // is the sandbox's parent, also where that parent is not redirected (the kernel would climb
+  // the host directory's).
+  TesteeRun dev = RunTestee({"chdir-cwd", "/dev/infiniband", ".."}, f.options);
+  INFO(dev.out << dev.errors);
+  CHECK(dev["chdir"] == "0");
+  CHECK(dev["cwd"] == "/dev/infiniband");
+  CHECK(dev["cwd_len"] == std::to_string(sizeof("/dev/infiniband")));
+  CHECK(dev["cwd_short"] == "-ERANGE");
+  CHECK(dev["ino"] == ino_of("/dev"));
+  TesteeRun deep = RunTestee({"chdir-cwd", "/rxp-sandbox/a", "../.."}, f.options);
+  INFO(deep.out << deep.errors);
+  CHECK(deep["cwd"] == "/rxp-sandbox/a");
+  CHECK(deep["ino"] == ino_of("/"));
+  CHECK(RunTestee({"chdir-cwd", "/rxp-sandbox/b", "../a/file"}, f.options)["ino"] ==
+        std::to_string(f.tree.Ino("real/a/file")));
+  // A cwd nothing redirects: getcwd runs as issued (one stop, no rewrite).
+  TesteeRun plain = RunTestee({"chdir-cwd", "/tmp", ".."}, f.options);
+  CHECK(plain["cwd"] == "/tmp");
+  CHECK(plain["ino"] == ino_of("/"));
+  CHECK(plain.stats.by_intercept[static_cast<size_t>(Intercept::kGetcwd)] == 2);
+}
+
 // The names readdir gives natively for `dir`, in its order, without "." and "..".
 std::vector<std::string> NativeListing(const std::string& dir) {
   std::vector<std::string> names;

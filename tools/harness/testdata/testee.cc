@@ -36,6 +36,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cinttypes>
+#include <climits>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -245,6 +246,21 @@ int OpenAt(const char* dir, const char* name) {
 int ChdirOpen(const char* dir, const char* name) {
   Print("chdir", Ret(chdir(dir)));
   return PrintOpened(open(name, O_RDONLY | O_CLOEXEC));
+}
+
+// chdir-cwd DIR REL: after chdir(DIR), what getcwd says (also with a buffer one byte short),
+// and the inode of REL, relative to the new cwd.
+int ChdirCwd(const char* dir, const char* rel) {
+  Print("chdir", Ret(chdir(dir)));
+  char buf[PATH_MAX];
+  const long n = syscall(SYS_getcwd, buf, sizeof buf);
+  std::printf("cwd=%s\n", n > 0 ? buf : "");
+  Print("cwd_len", n < 0 ? -errno : n);
+  if (n > 1) Print("cwd_short", Ret(syscall(SYS_getcwd, buf, static_cast<size_t>(n - 1))));
+  struct stat st {};
+  Print("stat", Ret(stat(rel, &st)));
+  Print("ino", static_cast<long>(st.st_ino));
+  return 0;
 }
 
 int List(const char* dir) {
@@ -1180,6 +1196,7 @@ int main(int argc, char** argv) {
   if (cmd == "readlink") return ReadLink(a);
   if (cmd == "openat") return OpenAt(a, b);
   if (cmd == "chdir-open") return ChdirOpen(a, b);
+  if (cmd == "chdir-cwd") return ChdirCwd(a, b);
   if (cmd == "list") return List(a);
   if (cmd == "list-raw") return ListRaw(a);
   if (cmd == "aio-write") return AioWrite(a);
