@@ -1,6 +1,8 @@
 #include "tools/harness/intercept_rules.h"
 
 #include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <sys/mman.h>
@@ -10,6 +12,7 @@
 #include <sys/syscall.h>
 
 #include <cerrno>
+#include <cstddef>
 
 #include "tools/harness/address_space.h"
 
@@ -86,7 +89,7 @@ const char* InterceptName(Intercept tag) {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-filter", "untraced-clone",
-      "remap-file-pages", "scratch-guard", "getcwd",
+      "remap-file-pages", "scratch-guard", "getcwd", "strict-mode",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -131,8 +134,11 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     // a child created untraced, and clone3, whose flags the filter cannot read. Every filter
     // of the program's own stops, so the tracer knows which processes have one (a filter may
     // refuse the syscalls the tracer injects: tracer_inject.cc, EnsureScratch).
+    // Strict mode stops too: the kernel would refuse it (the harness's filters are there), so
+    // the tracer installs a filter in its place.
     {SYS_seccomp,        {Is32(0, SECCOMP_SET_MODE_FILTER)},                     Trace(Intercept::kSeccompFilter)},
-    {SYS_prctl,          {Is32(0, PR_SET_SECCOMP), Is32(1, SECCOMP_MODE_FILTER)}, Trace(Intercept::kSeccompFilter)},
+    {SYS_seccomp,        {Is32(0, SECCOMP_SET_MODE_STRICT)},                     Trace(Intercept::kSeccompFilter)},
+    {SYS_prctl,          {Is32(0, PR_SET_SECCOMP)},                              Trace(Intercept::kSeccompFilter)},
     {SYS_clone,          {FlagSet(0, CLONE_UNTRACED)},                           Trace(Intercept::kUntracedClone)},
     {SYS_clone3,         {},                                                     Errno(ENOSYS)},
     // The kernel names the cwd by where it really is: after a chdir into a redirected
@@ -173,6 +179,26 @@ std::vector<FilterRule> BuildGuardRules(const ScratchWindow& scratch) {
   };
   // clang-format on
   return {std::begin(kGuard), std::end(kGuard)};
+}
+
+bool StrictModeAllows(long nr) {
+  return nr == SYS_read || nr == SYS_write || nr == SYS_exit || nr == SYS_rt_sigreturn;
+}
+
+BpfProgram StrictModeFilter() {
+  constexpr uint32_t kTrace =
+      SECCOMP_RET_TRACE | static_cast<uint32_t>(Intercept::kStrictMode);
+  return BpfProgram({
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, arch)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 0, 5),  // another ABI: trace
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_read, 4, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_write, 3, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 2, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 1, 0),
+      BPF_STMT(BPF_RET | BPF_K, kTrace),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  });
 }
 
 std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {

@@ -69,6 +69,7 @@ enum class Intercept : uint16_t {
   kScratchGuard,   // mprotect/munmap/madvise/mremap/mmap(MAP_FIXED)/shmat(SHM_REMAP) that may
                    // reach the scratch region, where it sits at a fixed address (ScratchWindow)
   kGetcwd,         // getcwd: a cwd inside a redirected directory is named as the sandbox sees it
+  kStrictMode,     // a call strict mode forbids, in a thread that entered it (StrictModeFilter)
   kCount,
 };
 const char* InterceptName(Intercept tag);
@@ -127,6 +128,12 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& range,
 // kernel without mseal; elsewhere a filter of their own, added only to a process whose region
 // had to go at the window.
 std::vector<FilterRule> BuildGuardRules(const ScratchWindow& scratch);
+// What SECCOMP_MODE_STRICT allows (kernel/seccomp.c, mode1_syscalls): read, write, exit and
+// rt_sigreturn; every other call is SECCOMP_RET_TRACE | kStrictMode. The kernel refuses strict
+// mode in a thread that has filters, as every traced thread has, so the harness installs this
+// filter in its place and kills a thread that makes another call (OnSeccompFilter).
+BpfProgram StrictModeFilter();
+bool StrictModeAllows(long nr);
 // The device filter's rules: added to a process with its first proxied fd.
 std::vector<FilterRule> BuildDeviceRules(const FdRange& range);
 

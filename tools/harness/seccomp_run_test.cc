@@ -115,6 +115,23 @@ TEST_CASE("a filter stack ranks actions as the kernel does, the newest winning t
   CHECK(RunSeccompStack({&errno_, &kill}, any) == SECCOMP_RET_KILL_PROCESS);
 }
 
+TEST_CASE("the strict-mode filter allows what SECCOMP_MODE_STRICT allows and stops the rest", "[seccomp]") {
+  const BpfProgram strict = StrictModeFilter();
+  for (long nr : {SYS_read, SYS_write, SYS_exit, SYS_rt_sigreturn}) {
+    INFO(nr);
+    CHECK(StrictModeAllows(nr));
+    CHECK(RunSeccompProgram(strict.insns(), Call(nr)) == SECCOMP_RET_ALLOW);
+  }
+  for (long nr : {SYS_exit_group, SYS_getppid, SYS_openat, SYS_mmap, SYS_readv}) {
+    INFO(nr);
+    CHECK_FALSE(StrictModeAllows(nr));
+    CHECK(RunSeccompProgram(strict.insns(), Call(nr)) == Trace(Intercept::kStrictMode));
+  }
+  seccomp_data other_abi = Call(SYS_read);
+  other_abi.arch = AUDIT_ARCH_I386;
+  CHECK(RunSeccompProgram(strict.insns(), other_abi) == Trace(Intercept::kStrictMode));
+}
+
 TEST_CASE("the harness's compiled filters answer as their rule tables say", "[seccomp]") {
   auto base = CompileFilter(BuildBaseRules(kRange));
   REQUIRE(base.ok());
@@ -148,7 +165,10 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
         Trace(Intercept::kSeccompFilter));
   CHECK(run(Call(SYS_prctl, {PR_SET_SECCOMP, SECCOMP_MODE_FILTER, 0})) ==
         Trace(Intercept::kSeccompFilter));
-  CHECK(run(Call(SYS_prctl, {PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0})) == SECCOMP_RET_ALLOW);
+  // Strict mode too: the tracer emulates it (the kernel refuses it to a filtered thread).
+  CHECK(run(Call(SYS_prctl, {PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0})) ==
+        Trace(Intercept::kSeccompFilter));
+  CHECK(run(Call(SYS_seccomp, {SECCOMP_SET_MODE_STRICT, 0, 0})) == Trace(Intercept::kSeccompFilter));
   CHECK(run(Call(SYS_prctl, {PR_SET_NO_NEW_PRIVS, 1, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_seccomp, {SECCOMP_GET_ACTION_AVAIL, 0, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_clone, {CLONE_UNTRACED | SIGCHLD})) == Trace(Intercept::kUntracedClone));

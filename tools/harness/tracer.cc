@@ -46,6 +46,15 @@ Tracer::Tracer(TracerOptions options) : options_(std::move(options)), waiter_(op
     own_log_ = std::make_unique<Log>();
     options_.log = own_log_.get();
   }
+  // "Seccomp: 2" in /proc/self/status: filter mode (proc_pid_status, seccomp mode).
+  if (FILE* f = std::fopen("/proc/self/status", "re")) {
+    char line[256];
+    int mode = 0;
+    while (std::fgets(line, sizeof line, f) != nullptr)
+      if (std::sscanf(line, "Seccomp: %d", &mode) == 1) break;
+    std::fclose(f);
+    inherited_filters_ = mode != 0;
+  }
 }
 
 Tracer::~Tracer() {
@@ -411,6 +420,11 @@ void Tracer::OnSeccompStop(Task& task) {
       InstallPendingDeviceFilter(task))
     return;
 
+  // A thread in (emulated) strict mode stops for every call it may not make.
+  if (task.strict && !StrictModeAllows(info->nr)) {
+    EndStrictViolator(task, info->nr);
+    return;
+  }
   // Which rule fired, from the harness's own filters: a filter the program added may have
   // reported another tag, or asked for this stop itself (tracer_bypasses.cc).
   const std::optional<Intercept> own = OwnIntercept(task, *info);

@@ -200,6 +200,9 @@ class Tracer {
     // OnSeccompFilter; kept across fork, clone and exec, as the kernel keeps filters). Its
     // next scratch region is then not sealed (EnsureScratch).
     bool own_filters = false;
+    // It entered strict mode (EnterStrictMode): a call but read, write, exit and rt_sigreturn
+    // ends it, as SECCOMP_MODE_STRICT does.
+    bool strict = false;
   };
 
   // A seccomp stop being decided.
@@ -315,6 +318,8 @@ class Tracer {
   std::optional<Intercept> OwnIntercept(const Task& task, const SyscallInfo& info) const;
   Verdict OnForeignTrace(const Stop& stop);
   Verdict OnSeccompFilter(const Stop& stop);
+  Verdict EnterStrictMode(const Stop& stop);
+  void EndStrictViolator(Task& task, long nr);
   Verdict OnUntracedClone(const Stop& stop);
   Verdict OnRemapFilePages(const Stop& stop);
   Verdict OnScratchGuard(const Stop& stop);
@@ -356,6 +361,10 @@ class Tracer {
   std::map<const AddressSpace*, Freeze> freezes_;  // by frozen address space
   std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
   std::set<pid_t> guard_filtered_;    // processes (tgid) that have options_.guard_filter
+  // The harness itself runs under seccomp filters (a container's profile), and with it every
+  // tracee: the kernel would refuse them strict mode.
+  bool inherited_filters_ = false;
+  const BpfProgram strict_filter_ = StrictModeFilter();
   // Processes that share an fd table with a device-filtered one but lack the filter
   // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.
   std::set<pid_t> device_filter_pending_;

@@ -29,6 +29,8 @@
 // could make it writable or map something else over it stop (BuildBaseRules): one whose range
 // reaches the region is refused with EPERM, mseal's own answer.
 #include <linux/seccomp.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -83,6 +85,13 @@ Tracer::Verdict Tracer::OnForeignTrace(const Stop& stop) {
 // written before mseal(2) existed kills the program for the seal (EnsureScratch). Noted before
 // the call runs: a filter the kernel then rejects only costs the process its seal.
 Tracer::Verdict Tracer::OnSeccompFilter(const Stop& stop) {
+  const bool strict =
+      stop.nr == SYS_seccomp ? static_cast<uint32_t>(stop.args[0]) == SECCOMP_SET_MODE_STRICT
+                             : static_cast<uint32_t>(stop.args[1]) == SECCOMP_MODE_STRICT;
+  if (strict) return EnterStrictMode(stop);
+  // prctl(PR_SET_SECCOMP) with another mode: the kernel's EINVAL.
+  if (stop.nr == SYS_prctl && static_cast<uint32_t>(stop.args[1]) != SECCOMP_MODE_FILTER)
+    return Verdict::Continue();
   if (stop.nr == SYS_seccomp && (stop.args[1] & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0)
     return Deny(stop, Fail(EBUSY,
                            "a seccomp filter with a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "

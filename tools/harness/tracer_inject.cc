@@ -2,6 +2,7 @@
 // it (syscall_injector.h): the scratch region (address_space.h) at the first stop of each new
 // mm, and the device filter (intercept_rules.h) when a process gets its first proxied fd.
 #include <linux/seccomp.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -157,6 +158,57 @@ bool Tracer::EnsureScratch(Task& task) {
                                    : addr->error().ToString());
   }
   return true;
+}
+
+// Strict mode (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT), seccomp(SECCOMP_SET_MODE_STRICT)):
+// the kernel refuses it to a thread with filters (seccomp_may_assign_mode), and under the
+// harness every thread has some. The call is answered as the kernel would answer it with only
+// the program's own filters: EINVAL where it has some (or the harness runs under inherited
+// ones) or where the arguments are wrong (do_seccomp: flags and uargs must be 0); otherwise
+// it is replaced by the installation of StrictModeFilter for this thread alone (no TSYNC, as
+// strict mode is per thread), and from then on the tracer ends the thread at any call strict
+// mode forbids (EndStrictViolator).
+Tracer::Verdict Tracer::EnterStrictMode(const Stop& stop) {
+  Task& task = stop.task;
+  if (stop.nr == SYS_seccomp && (stop.args[1] != 0 || stop.args[2] != 0))
+    return Verdict::Skip(-EINVAL);
+  if (task.own_filters || inherited_filters_) return Verdict::Skip(-EINVAL);
+  auto slot = task.mm->AcquireSlot(task.tid);
+  if (!slot.ok())
+    return Deny(stop, Fail(slot.error().errnum, "cannot enter strict mode: {}", slot.error().reason));
+  auto prog = WriteFilter(task, strict_filter_, *slot + kFilterSlotOffset);
+  if (!prog.ok()) {
+    task.mm->ReleaseSlot(task.tid);
+    return Deny(stop, Fail(prog.error().errnum, "cannot enter strict mode: {}", prog.error().reason));
+  }
+  Verdict verdict = Verdict::WatchExit([](ExitStop& exit, long result) -> long {
+    if (result != 0) return result;
+    exit.task().strict = true;
+    return 0;
+  });
+  verdict.new_nr = SYS_seccomp;
+  verdict.new_args = {SECCOMP_SET_MODE_FILTER, 0, *prog, 0, 0, 0};
+  verdict.release_slot = true;
+  return verdict;
+}
+
+// A call strict mode forbids: the kernel ends the thread with do_exit(SIGKILL)
+// (__secure_computing_strict). A process of one thread is killed with SIGKILL, which gives its
+// parent the same status; a thread among others is made to exit(2) instead of its call, as no
+// signal ends a single thread (its exit code, which nothing reads, is 0 then).
+void Tracer::EndStrictViolator(Task& task, long nr) {
+  options_.log->Trace("[pid {}] {} in strict mode: the thread is killed, as SECCOMP_MODE_STRICT does",
+                      task.tid, SyscallName(nr));
+  auto threads = threads_per_process_.find(task.tgid);
+  if (threads != threads_per_process_.end() && threads->second == 1) {
+    EndFreeze(task);
+    kill(task.tgid, SIGKILL);
+    return;  // the tracee dies in its stop; its status follows
+  }
+  Verdict verdict = Verdict::WatchExit({});
+  verdict.new_nr = SYS_exit;
+  verdict.new_args[0] = 0;
+  ApplyVerdict(task, std::move(verdict));
 }
 
 // Copies a filter (a sock_fprog and its instructions) into the tracee at `header`, in the

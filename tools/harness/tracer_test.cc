@@ -651,6 +651,46 @@ TEST_CASE("a program whose own seccomp filter refuses mseal runs: its region goe
   }
 }
 
+TEST_CASE("strict mode works as natively: read and write only, any other call kills", "[tracer]") {
+  Fixture f;
+  auto native = [](const std::vector<std::string>& args) {
+    std::string command = RXP_TESTEE;
+    for (const auto& a : args) command += " " + a;
+    command += "; echo status=$?";
+    FILE* p = popen(command.c_str(), "r");
+    std::string out;
+    char buf[256];
+    while (p != nullptr && std::fgets(buf, sizeof buf, p) != nullptr) out += buf;
+    if (p != nullptr) pclose(p);
+    return out;
+  };
+  for (const char* via : {"prctl", "seccomp"}) {
+    INFO(via);
+    const std::string natively = native({"strict", via});
+    CHECK(natively == "strict=0\nstatus=137\n");  // the shell's 128 + SIGKILL
+    TesteeRun run = RunTestee({"strict", via}, f.options);
+    INFO(run.out << run.errors);
+    CHECK(run["strict"] == "0");
+    CHECK(run.out.find("survived") == std::string::npos);
+    CHECK(run.term_signal() == SIGKILL);
+  }
+  // Refused as natively: a flag, or a thread that has a filter of its own.
+  const std::string einval = std::to_string(-EINVAL);  // written raw: strict mode has no stdio
+  CHECK(native({"strict", "seccomp-bad"}) == "strict=" + einval + "\nstatus=0\n");
+  CHECK(RunTestee({"strict", "seccomp-bad"}, f.options)["strict"] == einval);
+  CHECK(native({"strict", "prctl", "filter"}) == "strict=" + einval + "\nstatus=0\n");
+  TesteeRun filtered = RunTestee({"strict", "prctl", "filter"}, f.options);
+  CHECK(filtered["strict"] == einval);
+  CHECK(filtered.exit_code() == 0);
+  // A thread among others: it alone ends, the process goes on.
+  CHECK(native({"strict-thread"}) == "thread_strict=0\nafter=1\nstatus=0\n");
+  TesteeRun thread = RunTestee({"strict-thread"}, f.options);
+  INFO(thread.out << thread.errors);
+  CHECK(thread["thread_strict"] == "0");
+  CHECK(thread["after"] == "1");
+  CHECK(thread.exit_code() == 0);
+}
+
 TEST_CASE("handlers can hand the kernel a private copy through scratch memory", "[tracer]") {
   Fixture f;
   // The program writes "hello" to a proxied file; the handler copies it, upper-cased, into

@@ -1134,6 +1134,51 @@ int FreezeChildRace(const char* path, long n, int helpers) {
   return 0;
 }
 
+// strict VIA [filter]: enters SECCOMP_MODE_STRICT through VIA (prctl, seccomp, or seccomp-bad:
+// with a flag, which is EINVAL), after a filter of its own when asked (then EINVAL too: the
+// kernel refuses strict mode to a thread with filters); reports with write(2), which strict
+// mode allows, then calls getppid, which it does not: killed with SIGKILL. "survived" is
+// printed only if the getppid returned.
+int Strict(const char* via, const char* filter) {
+  if (std::strcmp(filter, "filter") == 0) {
+    sock_filter allow[] = {BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)};
+    sock_fprog prog{1, allow};
+    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+    if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) != 0) return 3;
+  }
+  std::fflush(stdout);
+  const std::string how = via;
+  const long r = how == "prctl"         ? prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT, 0, 0, 0)
+                 : how == "seccomp-bad" ? syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 1, nullptr)
+                                        : syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, nullptr);
+  char line[64];
+  const int n = std::snprintf(line, sizeof line, "strict=%ld\n", r < 0 ? -errno : r);
+  syscall(SYS_write, 1, line, n);
+  if (r != 0) return 0;
+  syscall(SYS_getppid);
+  syscall(SYS_write, 1, "survived=1\n", 11);
+  syscall(SYS_exit, 0);
+  return 0;
+}
+
+// strict-thread: a second thread enters strict mode and makes a call it forbids, which ends
+// that thread alone; the process goes on (joins it, prints, exits 0).
+int StrictThread() {
+  pthread_t thread;
+  static std::atomic<long> entered{1};
+  pthread_create(&thread, nullptr, [](void*) -> void* {
+    entered = syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, nullptr);
+    syscall(SYS_getppid);
+    entered = 42;  // not reached
+    syscall(SYS_exit, 0);
+    return nullptr;
+  }, nullptr);
+  pthread_join(thread, nullptr);
+  Print("thread_strict", entered.load());
+  Print("after", Ret(syscall(SYS_getppid)) > 0);
+  return 0;
+}
+
 // filter-exec ACTION VIA CMD ARGS...: installs a filter of its own that answers mseal(2)
 // with ACTION (kill, trap or errno: EPERM) and allows everything else, through VIA (seccomp
 // or prctl), as an allow-list written before mseal existed would; then runs this program again
@@ -1209,6 +1254,8 @@ int main(int argc, char** argv) {
   if (cmd == "remap-file-pages") return RemapFilePages(a);
   if (cmd == "scratch-guard") return ScratchGuard(a, b);
   if (cmd == "filter-exec") return FilterExec(argc, argv);
+  if (cmd == "strict") return Strict(a, b);
+  if (cmd == "strict-thread") return StrictThread();
   if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
