@@ -29,9 +29,8 @@
 // could make it writable or map something else over it stop (BuildBaseRules): one whose range
 // reaches the region is refused with EPERM, mseal's own answer.
 #include <linux/seccomp.h>
-#include <signal.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 
 #include <cerrno>

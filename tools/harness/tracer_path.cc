@@ -203,6 +203,7 @@ Tracer::Verdict Tracer::RewritePath(const Stop& stop, const PathSyscall& row,
 // sandbox's name for it is answered instead, as the kernel answers: the length with the NUL,
 // ERANGE when it does not fit (sys_getcwd). Elsewhere the call runs as issued.
 Tracer::Verdict Tracer::OnGetcwd(const Stop& stop) {
+  if (options_.resolver == nullptr) return Verdict::Continue();  // nothing is redirected
   auto cwd = options_.host_fs->ReadLink("/proc/" + std::to_string(stop.task.tid) + "/cwd");
   if (!cwd.ok() || cwd->empty() || (*cwd)[0] != '/') return Verdict::Continue();
   auto sandbox = options_.resolver->HostToSandbox(*cwd);

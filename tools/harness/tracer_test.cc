@@ -407,6 +407,12 @@ TEST_CASE("a cwd in a redirected directory is named and left as the sandbox sees
   CHECK(plain["cwd"] == "/tmp");
   CHECK(plain["ino"] == ino_of("/"));
   CHECK(plain.stats.by_intercept[static_cast<size_t>(Intercept::kGetcwd)] == 2);
+  // With nothing redirected at all (no resolver), the same.
+  TesteeRun bare = RunTestee({"chdir-cwd", "/tmp", ".."});
+  INFO(bare.out << bare.errors);
+  CHECK(bare["cwd"] == "/tmp");
+  CHECK(bare["cwd_short"] == "-ERANGE");
+  CHECK(bare.exit_code() == 0);
 }
 
 // The names readdir gives natively for `dir`, in its order, without "." and "..".
