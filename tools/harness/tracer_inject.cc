@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
@@ -28,6 +29,14 @@ constexpr uint64_t kFilterSlotOffset = 8192;
 constexpr long kSysMseal = 462;
 
 constexpr uint64_t kDeviceFilterFlags = SECCOMP_FILTER_FLAG_TSYNC | SECCOMP_FILTER_FLAG_SPEC_ALLOW;
+
+// The result of an injected seccomp(SET_MODE_FILTER, TSYNC): 0, -errno, or the tid of a
+// thread it could not synchronize (seccomp(2)), which is EBUSY here.
+Result<void> FilterAdded(long result, std::string_view filter, pid_t tgid) {
+  if (result == 0) return Ok();
+  return Fail(result < 0 ? static_cast<int>(-result) : EBUSY,
+              "cannot add the {} to process {}: seccomp() = {}", filter, tgid, result);
+}
 
 }  // namespace
 
@@ -140,10 +149,7 @@ bool Tracer::EnsureScratch(Task& task) {
       if (!prog.ok()) return std::move(prog).error();
       auto added = inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
       if (!added.ok()) return std::move(added).error();
-      // TSYNC reports a thread it could not synchronize by returning its tid.
-      if (*added != 0)
-        return Fail(*added < 0 ? static_cast<int>(-*added) : EBUSY,
-                    "cannot add the guard filter of the window: seccomp() = {}", *added);
+      RXP_TRY(FilterAdded(*added, "guard filter of the window", task.tgid));
       guard_filtered_.insert(task.tgid);
     }
     return base;
@@ -249,10 +255,7 @@ Result<void> Tracer::EnsureDeviceFilter(ExitStop& stop) {
                                 : Result<long>(prog.error());
   if (!held) task.mm->ReleaseSlot(task.tid);
   if (!done.ok()) return std::move(done).error();
-  // TSYNC reports a thread it could not synchronize by returning its tid.
-  if (*done != 0)
-    return Fail(*done < 0 ? static_cast<int>(-*done) : EBUSY,
-                "cannot add the device filter to process {}: seccomp() = {}", task.tgid, *done);
+  RXP_TRY(FilterAdded(*done, "device filter", task.tgid));
   NoteDeviceFilter(task);
   return Ok();
 }
