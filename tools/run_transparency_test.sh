@@ -5,7 +5,7 @@
 # no empty stand-ins), with a relative TMPDIR after the program changed directory; how a program
 # that cannot start ends (a script without "#!" runs under /bin/sh as env(1) runs it; a PATH
 # match that cannot be run is 126, as env gives); pwd and ".." in a redirected directory; that a
-# nested run says why it fails; and that a seccomp allow-list that predates mseal(2) -- the
+# nested run says why it fails; a lowered RLIMIT_NOFILE; and that a seccomp allow-list that predates mseal(2) -- the
 # program's own, or one the harness itself runs under -- does not kill anything for the seal
 # the harness uses (TESTEE: the harness tests' rxp_harness_testee, whose filter-exec installs
 # such a filter).
@@ -35,6 +35,15 @@ native=$(bash -c "$cwd_probe")
 proxied=$("$rxp" run -- bash -c "$cwd_probe")
 [[ $native == "$proxied" ]] || fail "a cwd in a redirected directory: native [$native], proxied [$proxied]"
 echo "a cwd in a redirected directory: pwd and .. as natively ($(grep -c ^/ <<<"$native") such directories here)"
+
+# `ulimit -n 256` lowers the hard RLIMIT_NOFILE below the reserved fd range's end, which the
+# harness keeps in the kernel: the shell still reads the limit it set, and may not raise it
+# again where it lacks CAP_SYS_RESOURCE (as natively; with it, both succeed).
+nofile_probe='ulimit -n 256; ulimit -Hn; ulimit -Sn; (ulimit -Hn 512 2>/dev/null && echo raised || echo refused); ulimit -Hn; bash -c "ulimit -Hn"'
+native=$(bash -c "$nofile_probe")
+proxied=$("$rxp" run -- bash -c "$nofile_probe")
+[[ $native == "$proxied" ]] || fail "a lowered RLIMIT_NOFILE: native [$native], proxied [$proxied]"
+echo "a lowered RLIMIT_NOFILE reads and binds as natively: $(tr '\n' ',' <<<"$native")"
 
 # A script without "#!": env(1) (execvp) runs it with /bin/sh.
 printf 'echo "script ran: $*"\n' >noshebang

@@ -132,6 +132,8 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (!device_filter.ok()) return std::move(device_filter).error();
   auto guard_filter = CompileFilter(BuildGuardRules(scratch_window));
   if (!guard_filter.ok()) return std::move(guard_filter).error();
+  auto nofile_filter = CompileFilter(BuildNofileQueryRules());
+  if (!nofile_filter.ok()) return std::move(nofile_filter).error();
 
   TracerOptions tracer_options;
   tracer_options.range = options.range;
@@ -140,6 +142,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.scratch_window = scratch_window;
   tracer_options.seal_scratch = seal;
   tracer_options.guard_filter = seal ? &*guard_filter : nullptr;
+  tracer_options.nofile_filter = &*nofile_filter;
   tracer_options.resolver = options.resolver;
   tracer_options.factory = options.factory;
   tracer_options.host_fs = options.host_fs;

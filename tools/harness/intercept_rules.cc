@@ -89,7 +89,7 @@ const char* InterceptName(Intercept tag) {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
       "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-filter", "untraced-clone",
-      "remap-file-pages", "scratch-guard", "getcwd", "strict-mode",
+      "remap-file-pages", "scratch-guard", "getcwd", "strict-mode", "nofile-query",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -127,7 +127,8 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     // A process without proxied fds can still pull one out of a child that has some.
     {SYS_pidfd_getfd,    {FdIn(1, r)},                                           Errno(EPERM)},
     // A lower RLIMIT_NOFILE (glibc's setrlimit is prlimit64(0, ...)); a query (no new limit,
-    // getrlimit and sysconf(_SC_OPEN_MAX)) does not stop.
+    // getrlimit and sysconf(_SC_OPEN_MAX)) stops only by the nofile filter's rules, in a
+    // process whose hard limit was kept (BuildNofileQueryRules).
     {SYS_setrlimit,      {Is32(0, RLIMIT_NOFILE)},                               Trace(Intercept::kNofileLimit)},
     {SYS_prlimit64,      {Is32(1, RLIMIT_NOFILE), {2, Op::kGt, 0}},              Trace(Intercept::kNofileLimit)},
     // Routes around the tracer (intercept_rules.h): a seccomp listener of the program's own,
@@ -179,6 +180,17 @@ std::vector<FilterRule> BuildGuardRules(const ScratchWindow& scratch) {
   };
   // clang-format on
   return {std::begin(kGuard), std::end(kGuard)};
+}
+
+std::vector<FilterRule> BuildNofileQueryRules() {
+  // glibc's getrlimit is prlimit64(0, resource, NULL, old) (sysdeps/unix/sysv/linux/getrlimit64.c);
+  // a prlimit64 with a new limit stops by the base filter's rule already.
+  // clang-format off
+  return {
+    {SYS_getrlimit,  {Is32(0, RLIMIT_NOFILE)},                                  Trace(Intercept::kNofileQuery)},
+    {SYS_prlimit64,  {Is32(1, RLIMIT_NOFILE), {2, Op::kEq, 0}, {3, Op::kGt, 0}}, Trace(Intercept::kNofileQuery)},
+  };
+  // clang-format on
 }
 
 bool StrictModeAllows(long nr) {

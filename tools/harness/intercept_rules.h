@@ -19,7 +19,9 @@
 //   * (base) socket(AF_NETLINK, *, NETLINK_RDMA): the new socket moves into the range, where
 //     every request it sends is filtered (netlink_rdma.h).
 //   * (base) a new RLIMIT_NOFILE (setrlimit, prlimit64 with a new limit): a hard limit below
-//     the range's end is kept at that end (nofile_limit.h).
+//     the range's end is kept at that end (nofile_limit.h);
+//   * (nofile filter) a query of RLIMIT_NOFILE (getrlimit, prlimit64 with only an old limit),
+//     in a process whose hard limit was kept so: it is shown as the program set it;
 //   * (base) seccomp(SECCOMP_SET_MODE_FILTER) with SECCOMP_FILTER_FLAG_NEW_LISTENER, and
 //     clone(CLONE_UNTRACED), and (device filter) remap_file_pages: refused with a logged
 //     reason; tracer_bypasses.cc says why each is a route around the tracer.
@@ -70,6 +72,7 @@ enum class Intercept : uint16_t {
                    // reach the scratch region, where it sits at a fixed address (ScratchWindow)
   kGetcwd,         // getcwd: a cwd inside a redirected directory is named as the sandbox sees it
   kStrictMode,     // a call strict mode forbids, in a thread that entered it (StrictModeFilter)
+  kNofileQuery,    // getrlimit/prlimit64 reading RLIMIT_NOFILE, where the hard limit was kept
   kCount,
 };
 const char* InterceptName(Intercept tag);
@@ -128,6 +131,10 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& range,
 // kernel without mseal; elsewhere a filter of their own, added only to a process whose region
 // had to go at the window.
 std::vector<FilterRule> BuildGuardRules(const ScratchWindow& scratch);
+// The rules that stop a query of RLIMIT_NOFILE (Intercept::kNofileQuery): a filter of their
+// own, added only to a process whose hard limit the harness kept above what it set, so that a
+// query shows the value set there and costs nothing elsewhere (tracer_limits.cc).
+std::vector<FilterRule> BuildNofileQueryRules();
 // What SECCOMP_MODE_STRICT allows (kernel/seccomp.c, mode1_syscalls): read, write, exit and
 // rt_sigreturn; every other call is SECCOMP_RET_TRACE | kStrictMode. The kernel refuses strict
 // mode in a thread that has filters, as every traced thread has, so the harness installs this

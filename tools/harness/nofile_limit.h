@@ -10,8 +10,8 @@
 //    moves a new proxied fd into the range (NofileRaise), then puts it back: the program's own
 //    fds still get EMFILE where they would natively;
 //  - the hard limit, which an unprivileged process can never raise again, is kept at the range's
-//    end when the program asks for less (HardLimitKeepingRange): getrlimit then shows that
-//    value as the hard limit, the one difference a program can see.
+//    end when the program asks for less (HardLimitKeepingRange); the tracer shows the program
+//    the value it set, and refuses a raise above it as the kernel would (tracer_limits.cc).
 #pragma once
 
 #include <sys/resource.h>

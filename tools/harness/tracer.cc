@@ -236,6 +236,9 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     device_filtered_.erase(tgid);
     guard_filtered_.erase(tgid);
     device_filter_pending_.erase(tgid);
+    nofile_filtered_.erase(tgid);
+    nofile_filter_pending_.erase(tgid);
+    nofile_hard_.erase(tgid);
     foreign_trace_logged_.erase(foreign_trace_logged_.lower_bound({tgid, LONG_MIN}),
                                 foreign_trace_logged_.lower_bound({tgid + 1, LONG_MIN}));
     if (options_.factory != nullptr)
@@ -278,6 +281,11 @@ Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
     // A child is created with a copy of its creator's seccomp filters (copy_seccomp).
     if (device_filtered_.count(creator->tgid) != 0) device_filtered_.insert(task.tgid);
     if (guard_filtered_.count(creator->tgid) != 0) guard_filtered_.insert(task.tgid);
+    if (nofile_filtered_.count(creator->tgid) != 0) nofile_filtered_.insert(task.tgid);
+    if (nofile_filter_pending_.count(creator->tgid) != 0) nofile_filter_pending_.insert(task.tgid);
+    // rlimits are copied to a child (copy_signal), and shared by threads.
+    if (auto hard = nofile_hard_.find(creator->tgid); hard != nofile_hard_.end())
+      nofile_hard_.emplace(task.tgid, hard->second);
     task.own_filters = creator->own_filters;
   } else {
     task.fds = std::make_shared<FdTable>();
@@ -419,6 +427,9 @@ void Tracer::OnSeccompStop(Task& task) {
   if (device_filter_pending_.count(task.tgid) != 0 && task.mm->has_scratch() &&
       InstallPendingDeviceFilter(task))
     return;
+  if (nofile_filter_pending_.count(task.tgid) != 0 && task.mm->has_scratch() &&
+      InstallPendingNofileFilter(task))
+    return;
 
   // A thread in (emulated) strict mode stops for every call it may not make.
   if (task.strict && !StrictModeAllows(info->nr)) {
@@ -453,6 +464,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kNetlinkSocket, &Tracer::OnNetlinkSocket},
     {Intercept::kAioSubmit,    &Tracer::OnAioSubmit},
     {Intercept::kNofileLimit,  &Tracer::OnNofileLimit},
+    {Intercept::kNofileQuery,  &Tracer::OnNofileQuery},
     {Intercept::kSeccompFilter, &Tracer::OnSeccompFilter},
     {Intercept::kUntracedClone, &Tracer::OnUntracedClone},
     {Intercept::kRemapFilePages, &Tracer::OnRemapFilePages},

@@ -24,6 +24,7 @@
 // and >= 4.8 (seccomp stop after the ptrace entry stop, re-check after it) are required.
 #pragma once
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <array>
@@ -35,6 +36,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <string_view>
 #include <vector>
 
 #include "abi/result.h"
@@ -79,6 +81,10 @@ struct TracerOptions {
   // window while base_filter lacks those rules (seal_scratch on a kernel with mseal). Null:
   // such a process's region is not sealed and not guarded (tests).
   const BpfProgram* guard_filter = nullptr;
+  // BuildNofileQueryRules(), compiled: added to a process whose RLIMIT_NOFILE hard limit the
+  // tracer keeps above what the program set, so that its queries show the value set
+  // (tracer_limits.cc). Null: they show the kept one (tests).
+  const BpfProgram* nofile_filter = nullptr;
   const PathResolver* resolver = nullptr;   // null: path lookups pass through
   FileHandlerFactory* factory = nullptr;    // null: proxied opens fail with ENODEV
   HostFs* host_fs = nullptr;                // null: LocalHostFs
@@ -276,9 +282,12 @@ class Tracer {
   using InjectFn = std::function<Result<long>(long nr, const std::array<uint64_t, 6>& args)>;
   std::optional<Result<long>> InjectBeforeSyscall(
       Task& task, const std::function<Result<long>(const InjectFn&)>& calls);
-  Result<uint64_t> WriteDeviceFilter(Task& task);
   Result<void> EnsureDeviceFilter(ExitStop& stop);
+  // Injects seccomp(SET_MODE_FILTER, TSYNC) of `program` at `stop`, through a scratch slot.
+  Result<void> AddFilterAtExit(ExitStop& stop, const BpfProgram& program, std::string_view name);
   bool InstallPendingDeviceFilter(Task& task);
+  bool InstallPendingFilter(Task& task, const BpfProgram& program, std::string_view name,
+                            std::set<pid_t>& pending, const std::function<void(Task&)>& added);
   void NoteDeviceFilter(Task& task);
   Task* FindTask(pid_t tid);
   Verdict Deny(const Stop& stop, const Error& error);
@@ -313,6 +322,14 @@ class Tracer {
   Verdict OnAioSubmit(const Stop& stop);
   // RLIMIT_NOFILE against the reserved range (tracer_limits.cc, nofile_limit.h).
   Verdict OnNofileLimit(const Stop& stop);
+  Verdict OnNofileQuery(const Stop& stop);
+  // The process (tgid) a prlimit64 of `stop` is about (its pid argument; 0: the caller's), or
+  // nullopt for one outside the traced tree.
+  std::optional<pid_t> LimitTarget(const Stop& stop);
+  // Adds the nofile filter to the process of `stop`'s thread, or to `tgid` (another one) at
+  // its next stop.
+  void EnsureNofileFilter(ExitStop& stop, pid_t tgid);
+  bool InstallPendingNofileFilter(Task& task);
   // Routes around the tracer's checks (tracer_bypasses.cc): seccomp filters of the program's
   // own, untraced children, remap_file_pages.
   std::optional<Intercept> OwnIntercept(const Task& task, const SyscallInfo& info) const;
@@ -361,6 +378,12 @@ class Tracer {
   std::map<const AddressSpace*, Freeze> freezes_;  // by frozen address space
   std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
   std::set<pid_t> guard_filtered_;    // processes (tgid) that have options_.guard_filter
+  std::set<pid_t> nofile_filtered_;   // processes (tgid) that have options_.nofile_filter
+  std::set<pid_t> nofile_filter_pending_;  // ... and those that get it at their next stop
+  // The RLIMIT_NOFILE hard limit each process (tgid) set, where the tracer keeps the real one
+  // higher (at the reserved range's end): what its queries show, and what a raise is checked
+  // against. Inherited on fork, kept across exec, as the kernel keeps rlimits (signal_struct).
+  std::map<pid_t, rlim_t> nofile_hard_;
   // The harness itself runs under seccomp filters (a container's profile), and with it every
   // tracee: the kernel would refuse them strict mode.
   bool inherited_filters_ = false;

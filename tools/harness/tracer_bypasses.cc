@@ -57,8 +57,11 @@ std::optional<Intercept> Tracer::OwnIntercept(const Task& task, const SyscallInf
   // where the guard rules are in the base filter.
   const BpfProgram* guard =
       guard_filtered_.count(task.tgid) != 0 ? options_.guard_filter : nullptr;
+  // The nofile filter's rules overlap no other filter's.
+  const BpfProgram* nofile =
+      nofile_filtered_.count(task.tgid) != 0 ? options_.nofile_filter : nullptr;
   const uint32_t action =
-      RunSeccompStack({options_.device_filter, options_.base_filter, guard}, data);
+      RunSeccompStack({nofile, options_.device_filter, options_.base_filter, guard}, data);
   if ((action & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_TRACE) return std::nullopt;
   return static_cast<Intercept>(action & SECCOMP_RET_DATA);
 }

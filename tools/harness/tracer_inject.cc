@@ -235,29 +235,31 @@ Result<uint64_t> Tracer::WriteFilter(Task& task, const BpfProgram& program, uint
   return header;
 }
 
-// Copies the device filter into the thread's scratch slot; returns the sock_fprog's address
-// in the tracee. The caller holds the slot.
-Result<uint64_t> Tracer::WriteDeviceFilter(Task& task) {
-  auto slot = task.mm->AcquireSlot(task.tid);
-  if (!slot.ok()) return std::move(slot).error();
-  return WriteFilter(task, *options_.device_filter, *slot + kFilterSlotOffset);
-}
-
 // The process of `stop`'s thread gets the device filter before its first proxied fd: injected
 // seccomp(SET_MODE_FILTER, TSYNC) so every thread of it has the filter (seccomp(2)).
 Result<void> Tracer::EnsureDeviceFilter(ExitStop& stop) {
   Task& task = stop.task();
   if (options_.device_filter == nullptr || device_filtered_.count(task.tgid) != 0) return Ok();
+  RXP_TRY(AddFilterAtExit(stop, *options_.device_filter, "device filter"));
+  NoteDeviceFilter(task);
+  return Ok();
+}
+
+// At a syscall-exit stop the call is done: the thread's scratch slot (held by the call, or
+// taken here for the moment) holds the program while the injected seccomp(2) reads it.
+Result<void> Tracer::AddFilterAtExit(ExitStop& stop, const BpfProgram& program,
+                                     std::string_view name) {
+  Task& task = stop.task();
   const bool held = task.mm->HoldsSlot(task.tid);
-  auto prog = WriteDeviceFilter(task);
+  auto slot = task.mm->AcquireSlot(task.tid);
+  auto prog = slot.ok() ? WriteFilter(task, program, *slot + kFilterSlotOffset)
+                        : Result<uint64_t>(slot.error());
   Result<long> done = prog.ok() ? stop.Inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER,
                                                             kDeviceFilterFlags, *prog, 0, 0, 0})
                                 : Result<long>(prog.error());
   if (!held) task.mm->ReleaseSlot(task.tid);
   if (!done.ok()) return std::move(done).error();
-  RXP_TRY(FilterAdded(*done, "device filter", task.tgid));
-  NoteDeviceFilter(task);
-  return Ok();
+  return FilterAdded(*done, name, task.tgid);
 }
 
 void Tracer::NoteDeviceFilter(Task& task) {
@@ -272,23 +274,36 @@ void Tracer::NoteDeviceFilter(Task& task) {
 }
 
 bool Tracer::InstallPendingDeviceFilter(Task& task) {
-  auto prog = WriteDeviceFilter(task);
+  return InstallPendingFilter(task, *options_.device_filter, "device filter",
+                              device_filter_pending_, [this](Task& t) { NoteDeviceFilter(t); });
+}
+
+// A filter the process is due (it is in `pending`), added before the call of the thread's
+// seccomp stop. True when the thread was resumed: the call comes back as a fresh stop. The
+// process leaves `pending` whether the kernel took the filter (then `added` runs) or not,
+// except when the thread could not be read (it is still stopped; the next stop tries again).
+bool Tracer::InstallPendingFilter(Task& task, const BpfProgram& program, std::string_view name,
+                                  std::set<pid_t>& pending,
+                                  const std::function<void(Task&)>& added) {
+  auto slot = task.mm->AcquireSlot(task.tid);
+  auto prog = slot.ok() ? WriteFilter(task, program, *slot + kFilterSlotOffset)
+                        : Result<uint64_t>(slot.error());
   if (!prog.ok()) {
-    options_.log->Error("[pid {}] cannot add the device filter: {}", task.tgid,
-                        prog.error().ToString());
-    device_filter_pending_.erase(task.tgid);
+    task.mm->ReleaseSlot(task.tid);
+    options_.log->Error("[pid {}] cannot add the {}: {}", task.tgid, name, prog.error().ToString());
+    pending.erase(task.tgid);
     return false;
   }
   auto done = InjectBeforeSyscall(task, SYS_seccomp,
                                   {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
   task.mm->ReleaseSlot(task.tid);
   if (!done) return false;
-  if (done->ok() && **done == 0) {
-    NoteDeviceFilter(task);
+  pending.erase(task.tgid);
+  Result<void> ok = done->ok() ? FilterAdded(**done, name, task.tgid) : Result<void>(done->error());
+  if (ok.ok()) {
+    added(task);
   } else {
-    device_filter_pending_.erase(task.tgid);
-    options_.log->Error("[pid {}] cannot add the device filter: {}", task.tgid,
-                        done->ok() ? std::to_string(**done) : done->error().ToString());
+    options_.log->Error("[pid {}] {}", task.tgid, ok.error().ToString());
   }
   return true;
 }

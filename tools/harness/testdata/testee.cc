@@ -13,6 +13,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
+#include <linux/capability.h>
 #include <linux/close_range.h>
 #include <linux/filter.h>
 #include <linux/sched.h>
@@ -200,6 +201,72 @@ int LowNofile(const char* path, const char* limits, bool raw) {
   // The program's own fds still meet its soft limit.
   const int plain = open("/dev/null", O_RDONLY | O_CLOEXEC);
   Print("dupfd_at_soft", Ret(fcntl(plain, F_DUPFD, static_cast<int>(now.rlim_cur))));
+  return 0;
+}
+
+// The hard RLIMIT_NOFILE as a program sees it after lowering it (`ulimit -Hn 256`): queries
+// through every call, a raise above it, an invalid request, a child's view and an exec's.
+// DROP 1: without CAP_SYS_RESOURCE (which root may have: a raise then succeeds natively too).
+// DEVICE: also open it (a proxied fd must still land in the range).
+int NofileHard(const char* drop, const char* device) {
+  if (std::strcmp(drop, "1") == 0) {
+    __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+    __user_cap_data_struct caps[2]{};
+    long r = syscall(SYS_capget, &header, caps);
+    constexpr unsigned kSysResource = 1u << CAP_SYS_RESOURCE;
+    caps[0].effective &= ~kSysResource;
+    caps[0].permitted &= ~kSysResource;
+    caps[0].inheritable &= ~kSysResource;
+    if (r == 0) r = syscall(SYS_capset, &header, caps);
+    Print("drop", Ret(r));
+  }
+  auto show = [](const char* key) {
+    rlimit now{};
+    if (getrlimit(RLIMIT_NOFILE, &now) != 0) return Print(key, -errno);
+    std::printf("%s=%lu/%lu\n", key, now.rlim_cur, now.rlim_max);
+    std::fflush(stdout);
+  };
+  const rlimit lowered{200, 256};
+  Print("lower", Ret(setrlimit(RLIMIT_NOFILE, &lowered)));
+  show("limits");
+  rlimit raw{};
+  Print("raw_getrlimit", Ret(syscall(SYS_getrlimit, RLIMIT_NOFILE, &raw)));
+  Print("raw_hard", static_cast<long>(raw.rlim_max));
+  rlimit old{};
+  Print("query", Ret(syscall(SYS_prlimit64, 0, RLIMIT_NOFILE, nullptr, &old)));
+  Print("query_hard", static_cast<long>(old.rlim_max));
+  const rlimit soft_only{210, 256};
+  old = {};
+  Print("set_soft", Ret(prlimit(0, RLIMIT_NOFILE, &soft_only, &old)));
+  Print("set_soft_old_hard", static_cast<long>(old.rlim_max));
+  const rlimit soft_above{300, 256};
+  Print("soft_above_hard", Ret(setrlimit(RLIMIT_NOFILE, &soft_above)));
+  const rlimit raised{210, 300};
+  Print("raise", Ret(setrlimit(RLIMIT_NOFILE, &raised)));
+  show("after_raise");
+  const pid_t child = fork();
+  if (child == 0) {
+    show("child");
+    const rlimit lower_still{100, 128};
+    Print("child_lower", Ret(setrlimit(RLIMIT_NOFILE, &lower_still)));
+    show("child_after");
+    _exit(0);
+  }
+  WaitChild(child);
+  show("parent_after_child");
+  if (device[0] != '\0') {
+    const int fd = open(device, O_RDWR | O_CLOEXEC);
+    Print("fd", Ret(fd));
+  }
+  std::fflush(stdout);
+  execl(g_self, g_self, "nofile-show", nullptr);
+  return 1;
+}
+
+int NofileShow() {
+  rlimit now{};
+  Print("exec_getrlimit", Ret(getrlimit(RLIMIT_NOFILE, &now)));
+  std::printf("exec_limits=%lu/%lu\n", now.rlim_cur, now.rlim_max);
   return 0;
 }
 
@@ -1235,6 +1302,8 @@ int main(int argc, char** argv) {
   if (cmd == "device") return Device(a);
   if (cmd == "low-nofile") return LowNofile(a, b, false);
   if (cmd == "low-nofile-raw") return LowNofile(a, b, true);
+  if (cmd == "nofile-hard") return NofileHard(a, b);
+  if (cmd == "nofile-show") return NofileShow();
   if (cmd == "stat") return Stat(a, true);
   if (cmd == "lstat") return Stat(a, false);
   if (cmd == "access") return Access(a);
