@@ -86,4 +86,10 @@ for action in kill trap errno; do
     fail "the harness under a filter ($action on mseal): status $? ($(cat err))"
   [[ $got == hello ]] || fail "the harness under a filter ($action on mseal): '$got'"
 done
+# One that kills seccomp(2) too: the harness's filters that the program may need later went in
+# ahead of it (the guard filter of the window, for the program it execs).
+got=$("$rxp" run -- "$testee" filter-exec kill-seccomp seccomp /bin/echo hello 2>err) ||
+  fail "own filter (kill on mseal and seccomp): status $? ($(cat err))"
+[[ $got == hello ]] || fail "own filter (kill on mseal and seccomp): '$got'"
 echo "a filter that kills, traps or refuses mseal, the program's or the harness's: runs as natively"
+echo "a filter of the program's own that kills seccomp too: runs as natively"

@@ -446,6 +446,11 @@ void Tracer::OnSeccompStop(Task& task) {
   const Intercept tag = *own;
   if (static_cast<size_t>(tag) < stats_.by_intercept.size())
     ++stats_.by_intercept[static_cast<size_t>(tag)];
+  // The process's first filter of its own: the harness's filters go in ahead of it.
+  if (tag == Intercept::kSeccompFilter && !task.own_filters &&
+      ClassifySeccomp(info->nr, info->args) == SeccompRequest::kFilter &&
+      AddFiltersAheadOfOwn(task))
+    return;
   // clang-format off
   static constexpr struct {
     Intercept tag;

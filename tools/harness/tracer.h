@@ -286,6 +286,7 @@ class Tracer {
   // Injects seccomp(SET_MODE_FILTER, TSYNC) of `program` at `stop`, through a scratch slot.
   Result<void> AddFilterAtExit(ExitStop& stop, const BpfProgram& program, std::string_view name);
   bool InstallPendingDeviceFilter(Task& task);
+  bool AddFiltersAheadOfOwn(Task& task);
   bool InstallPendingFilter(Task& task, const BpfProgram& program, std::string_view name,
                             std::set<pid_t>& pending, const std::function<void(Task&)>& added);
   void NoteDeviceFilter(Task& task);

@@ -86,15 +86,24 @@ Tracer::Verdict Tracer::OnForeignTrace(const Stop& stop) {
 // to all) is noted as one whose filters may refuse what the tracer injects -- an allow-list
 // written before mseal(2) existed kills the program for the seal (EnsureScratch). Noted before
 // the call runs: a filter the kernel then rejects only costs the process its seal.
+SeccompRequest ClassifySeccomp(long nr, const std::array<uint64_t, 6>& args) {
+  const bool strict = nr == SYS_seccomp
+                          ? static_cast<uint32_t>(args[0]) == SECCOMP_SET_MODE_STRICT
+                          : static_cast<uint32_t>(args[1]) == SECCOMP_MODE_STRICT;
+  if (strict) return SeccompRequest::kStrict;
+  if (nr == SYS_prctl && static_cast<uint32_t>(args[1]) != SECCOMP_MODE_FILTER)
+    return SeccompRequest::kOtherMode;
+  if (nr == SYS_seccomp && (args[1] & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0)
+    return SeccompRequest::kListener;
+  return SeccompRequest::kFilter;
+}
+
 Tracer::Verdict Tracer::OnSeccompFilter(const Stop& stop) {
-  const bool strict =
-      stop.nr == SYS_seccomp ? static_cast<uint32_t>(stop.args[0]) == SECCOMP_SET_MODE_STRICT
-                             : static_cast<uint32_t>(stop.args[1]) == SECCOMP_MODE_STRICT;
-  if (strict) return EnterStrictMode(stop);
+  const SeccompRequest request = ClassifySeccomp(stop.nr, stop.args);
+  if (request == SeccompRequest::kStrict) return EnterStrictMode(stop);
   // prctl(PR_SET_SECCOMP) with another mode: the kernel's EINVAL.
-  if (stop.nr == SYS_prctl && static_cast<uint32_t>(stop.args[1]) != SECCOMP_MODE_FILTER)
-    return Verdict::Continue();
-  if (stop.nr == SYS_seccomp && (stop.args[1] & SECCOMP_FILTER_FLAG_NEW_LISTENER) != 0)
+  if (request == SeccompRequest::kOtherMode) return Verdict::Continue();
+  if (request == SeccompRequest::kListener)
     return Deny(stop, Fail(EBUSY,
                            "a seccomp filter with a listener (SECCOMP_FILTER_FLAG_NEW_LISTENER) "
                            "is refused under the harness: its SECCOMP_RET_USER_NOTIF would "

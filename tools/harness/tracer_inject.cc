@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 #include <string_view>
+#include <vector>
 
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
@@ -271,6 +272,58 @@ void Tracer::NoteDeviceFilter(Task& task) {
   for (const auto& [tid, other] : tasks_)
     if (other.fds == task.fds && device_filtered_.count(other.tgid) == 0)
       device_filter_pending_.insert(other.tgid);
+}
+
+// A process about to install its first seccomp filter of its own gets, first, each filter of
+// the harness's that it may need later: the device filter, the guard filter (its next scratch
+// regions go at the window: EnsureScratch) and the nofile filter. Added after the program's,
+// each would be an injected seccomp(2) that an allow-list without it answers with death or
+// an errno. The price: such a process runs the fd-range checks and stops for sendmsg and for
+// RLIMIT_NOFILE queries from then on. The process is noted as one with filters of its own
+// first, so the replayed call does not come here again, whatever the kernel answered. True
+// when the thread was resumed: the program's call comes back as a fresh stop.
+bool Tracer::AddFiltersAheadOfOwn(Task& task) {
+  for (auto& [tid, other] : tasks_)
+    if (other.tgid == task.tgid) other.own_filters = true;
+  struct Ahead {
+    const BpfProgram* program;
+    std::set<pid_t>* have;
+    std::string_view name;
+  };
+  const Ahead filters[] = {
+      {options_.device_filter, &device_filtered_, "device filter"},
+      {options_.seal_scratch ? options_.guard_filter : nullptr, &guard_filtered_, "guard filter"},
+      {options_.nofile_filter, &nofile_filtered_, "nofile filter"},
+  };
+  std::vector<const Ahead*> missing;
+  for (const Ahead& f : filters)
+    if (f.program != nullptr && f.have->count(task.tgid) == 0) missing.push_back(&f);
+  if (missing.empty() || !task.mm->has_scratch()) return false;
+  auto slot = task.mm->AcquireSlot(task.tid);
+  if (!slot.ok()) return false;
+  auto done = InjectBeforeSyscall(task, [&](const InjectFn& inject) -> Result<long> {
+    for (const Ahead* f : missing) {
+      auto prog = WriteFilter(task, *f->program, *slot + kFilterSlotOffset);
+      Result<long> added = prog.ok() ? inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER,
+                                                            kDeviceFilterFlags, *prog, 0, 0, 0})
+                                     : Result<long>(prog.error());
+      Result<void> ok = added.ok() ? FilterAdded(*added, f->name, task.tgid)
+                                   : Result<void>(added.error());
+      if (!ok.ok()) {
+        options_.log->Error("[pid {}] ahead of its own seccomp filter: {}", task.tgid,
+                            ok.error().ToString());
+        continue;
+      }
+      if (f->have == &device_filtered_) {
+        NoteDeviceFilter(task);
+      } else {
+        f->have->insert(task.tgid);
+      }
+    }
+    return 0L;
+  });
+  task.mm->ReleaseSlot(task.tid);
+  return done.has_value();
 }
 
 bool Tracer::InstallPendingDeviceFilter(Task& task) {

@@ -15,6 +15,15 @@ std::optional<unsigned long> TraceeFdFlags(pid_t tid, long fd);
 
 // A syscall-exit stop being finished: it can inject syscalls (the thread is at an exit stop,
 // so SyscallInjector rewinds onto the `syscall` instruction) and remembers whether it did.
+// What a seccomp(2) / prctl(PR_SET_SECCOMP) stop (Intercept::kSeccompFilter) asks for.
+enum class SeccompRequest {
+  kStrict,     // SECCOMP_MODE_STRICT
+  kOtherMode,  // prctl with a mode neither strict nor filter: the kernel's EINVAL
+  kListener,   // a filter with SECCOMP_FILTER_FLAG_NEW_LISTENER
+  kFilter,     // a filter
+};
+SeccompRequest ClassifySeccomp(long nr, const std::array<uint64_t, 6>& args);
+
 class Tracer::ExitStop {
  public:
   ExitStop(Tracer& tracer, Task& task, const Regs& regs) : tracer_(tracer), task_(task), regs_(regs) {}

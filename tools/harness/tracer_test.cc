@@ -684,9 +684,36 @@ TEST_CASE("a program whose own seccomp filter refuses mseal runs: its region goe
       CHECK(run["below-map"] == "0");
       CHECK(run["below-unmap"] == "0");
       CHECK(run["span-unmap"] == "-EPERM");
-      CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kSeccompFilter)] == 1);
+      // Twice: the harness's filters went in ahead of the program's, whose call then ran.
+      CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kSeccompFilter)] == 2);
       CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kScratchGuard)] == 9);
+      CHECK(run.stats.device_filters == 1);
     }
+  }
+}
+
+TEST_CASE("a program whose own seccomp filter forbids seccomp still gets the harness's filters", "[tracer]") {
+  Fixture f;
+  // An allow-list that lets no further filter in kills the program at the harness's next
+  // injected seccomp(2) -- the device filter at its first proxied open, the nofile filter when
+  // it lowers its hard RLIMIT_NOFILE -- unless those went in ahead of the program's filter.
+  for (const char* via : {"seccomp", "prctl"}) {
+    INFO(via);
+    const std::string natively = RunNatively({"filter-exec", "kill-seccomp", via, "nofile-hard", "1"});
+    CHECK(natively.find("exec_limits=210/256\nstatus=0\n") != std::string::npos);
+    TesteeRun same = RunTestee({"filter-exec", "kill-seccomp", via, "nofile-hard", "1"}, f.options);
+    INFO(same.out << same.errors);
+    CHECK(same.out + "status=0\n" == natively);
+    TesteeRun run = RunTestee({"filter-exec", "kill-seccomp", via, "nofile-hard", "1",
+                               "/dev/infiniband/uverbs0"}, f.options);
+    INFO(run.out << run.errors);
+    CHECK(run.term_signal() == 0);
+    CHECK(InRange(run["fd"]));
+    CHECK(run["query_hard"] == "256");
+    CHECK(run["raise"] == "-EPERM");
+    CHECK(run["exec_limits"] == "210/256");
+    CHECK(run.exit_code() == 0);
+    CHECK(run.stats.device_filters == 1);
   }
 }
 

@@ -33,10 +33,12 @@ echo "own seccomp filter: ENOSYS natively; under the harness the policy decides,
 # installed before the program starts: the harness must not seal that program's scratch region
 # (Linux 6.10 and later) but put it at the guarded window, and the program reaches the device
 # as usual. rxp_harness_testee filter-exec installs the filter and execs the program.
+# kill-seccomp: the filter kills seccomp(2) callers too (it lets no further filter in), so the
+# harness's device filter must be in place before the program's own filter.
 testee=$RXP_BUILD/tools/harness/rxp_harness_testee
 devinfo=$(command -v ibv_devinfo)
 native=$("$devinfo" -d "$RXP_NODE0_DEV")
-for action in kill trap errno; do
+for action in kill trap errno kill-seccomp; do
   got=$(rxp_run -- "$testee" filter-exec "$action" seccomp "$devinfo" -d "$RXP_NODE0_DEV" 2>"$err") ||
     { echo "ibv_devinfo under a filter that ${action}s mseal: status $? ($(cat "$err"))" >&2; exit 1; }
   [[ $got == "$native" ]] ||
@@ -48,4 +50,4 @@ for action in kill trap errno; do
   ! grep -q "scratch region" <<<"$got$(cat "$err")" ||
     { echo "the scratch region failed under a filter that ${action}s mseal: $got $(cat "$err")" >&2; exit 1; }
 done
-echo "a filter that kills, traps or refuses mseal: ibv_devinfo as natively, ALLOC_PD proxied"
+echo "a filter that kills, traps or refuses mseal (or kills seccomp too): ibv_devinfo as natively, ALLOC_PD proxied"

@@ -1250,16 +1250,20 @@ int StrictThread() {
 // with ACTION (kill, trap or errno: EPERM) and allows everything else, through VIA (seccomp
 // or prctl), as an allow-list written before mseal existed would; then runs this program again
 // as CMD ARGS, or the program CMD names when it is an absolute path. The harness injects an
-// mseal into every new program it seals, and probes it on itself.
+// mseal into every new program it seals, and probes it on itself. ACTION kill-seccomp: kill
+// for seccomp(2) too, as an allow-list that lets no further filter in (the harness injects
+// seccomp(2) to add its own filters).
 int FilterExec(int argc, char** argv) {
   if (argc < 5) return 2;
   const std::string action = argv[2], via = argv[3];
-  const uint32_t verdict = action == "kill"  ? SECCOMP_RET_KILL_PROCESS
-                           : action == "trap" ? SECCOMP_RET_TRAP
-                                              : SECCOMP_RET_ERRNO | EPERM;
+  const uint32_t verdict = action.rfind("kill", 0) == 0 ? SECCOMP_RET_KILL_PROCESS
+                           : action == "trap"           ? SECCOMP_RET_TRAP
+                                                        : SECCOMP_RET_ERRNO | EPERM;
+  const uint32_t also = action == "kill-seccomp" ? SYS_seccomp : 462;
   sock_filter insns[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 462 /* mseal */, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, 462 /* mseal */, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, also, 0, 1),
       BPF_STMT(BPF_RET | BPF_K, verdict),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
