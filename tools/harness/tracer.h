@@ -285,6 +285,8 @@ class Tracer {
   Result<void> EnsureDeviceFilter(ExitStop& stop);
   // Injects seccomp(SET_MODE_FILTER, TSYNC) of `program` at `stop`, through a scratch slot.
   Result<void> AddFilterAtExit(ExitStop& stop, const BpfProgram& program, std::string_view name);
+  Result<void> InjectFilter(Task& task, uint64_t slot, const BpfProgram& program,
+                            std::string_view name, const InjectFn& inject);
   bool InstallPendingDeviceFilter(Task& task);
   bool AddFiltersAheadOfOwn(Task& task);
   bool InstallPendingFilter(Task& task, const BpfProgram& program, std::string_view name,

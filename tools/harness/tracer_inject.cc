@@ -145,12 +145,8 @@ bool Tracer::EnsureScratch(Task& task) {
     if (guard) {
       // The program is stopped and no slot is in use yet: slot 0's filter room holds the
       // program while the injected seccomp(2) reads it.
-      auto prog = WriteFilter(task, *options_.guard_filter,
-                              static_cast<uint64_t>(*base) + kFilterSlotOffset);
-      if (!prog.ok()) return std::move(prog).error();
-      auto added = inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
-      if (!added.ok()) return std::move(added).error();
-      RXP_TRY(FilterAdded(*added, "guard filter of the window", task.tgid));
+      RXP_TRY(InjectFilter(task, static_cast<uint64_t>(*base), *options_.guard_filter,
+                           "guard filter of the window", inject));
       guard_filtered_.insert(task.tgid);
     }
     return base;
@@ -253,14 +249,24 @@ Result<void> Tracer::AddFilterAtExit(ExitStop& stop, const BpfProgram& program,
   Task& task = stop.task();
   const bool held = task.mm->HoldsSlot(task.tid);
   auto slot = task.mm->AcquireSlot(task.tid);
-  auto prog = slot.ok() ? WriteFilter(task, program, *slot + kFilterSlotOffset)
-                        : Result<uint64_t>(slot.error());
-  Result<long> done = prog.ok() ? stop.Inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER,
-                                                            kDeviceFilterFlags, *prog, 0, 0, 0})
-                                : Result<long>(prog.error());
+  if (!slot.ok()) return std::move(slot).error();
+  Result<void> added = InjectFilter(task, *slot, program, name,
+                                    [&](long nr, const std::array<uint64_t, 6>& args) {
+                                      return stop.Inject(nr, args);
+                                    });
   if (!held) task.mm->ReleaseSlot(task.tid);
-  if (!done.ok()) return std::move(done).error();
-  return FilterAdded(*done, name, task.tgid);
+  return added;
+}
+
+// Copies `program` into the filter room of the scratch slot at `slot` and has the thread
+// install it, for every thread of its process (TSYNC), through `inject`.
+Result<void> Tracer::InjectFilter(Task& task, uint64_t slot, const BpfProgram& program,
+                                  std::string_view name, const InjectFn& inject) {
+  auto prog = WriteFilter(task, program, slot + kFilterSlotOffset);
+  if (!prog.ok()) return std::move(prog).error();
+  auto added = inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
+  if (!added.ok()) return std::move(added).error();
+  return FilterAdded(*added, name, task.tgid);
 }
 
 void Tracer::NoteDeviceFilter(Task& task) {
@@ -303,13 +309,7 @@ bool Tracer::AddFiltersAheadOfOwn(Task& task) {
   if (!slot.ok()) return false;
   auto done = InjectBeforeSyscall(task, [&](const InjectFn& inject) -> Result<long> {
     for (const Ahead* f : missing) {
-      auto prog = WriteFilter(task, *f->program, *slot + kFilterSlotOffset);
-      Result<long> added = prog.ok() ? inject(SYS_seccomp, {SECCOMP_SET_MODE_FILTER,
-                                                            kDeviceFilterFlags, *prog, 0, 0, 0})
-                                     : Result<long>(prog.error());
-      Result<void> ok = added.ok() ? FilterAdded(*added, f->name, task.tgid)
-                                   : Result<void>(added.error());
-      if (!ok.ok()) {
+      if (auto ok = InjectFilter(task, *slot, *f->program, f->name, inject); !ok.ok()) {
         options_.log->Error("[pid {}] ahead of its own seccomp filter: {}", task.tgid,
                             ok.error().ToString());
         continue;
@@ -339,24 +339,23 @@ bool Tracer::InstallPendingFilter(Task& task, const BpfProgram& program, std::st
                                   std::set<pid_t>& pending,
                                   const std::function<void(Task&)>& added) {
   auto slot = task.mm->AcquireSlot(task.tid);
-  auto prog = slot.ok() ? WriteFilter(task, program, *slot + kFilterSlotOffset)
-                        : Result<uint64_t>(slot.error());
-  if (!prog.ok()) {
-    task.mm->ReleaseSlot(task.tid);
-    options_.log->Error("[pid {}] cannot add the {}: {}", task.tgid, name, prog.error().ToString());
+  if (!slot.ok()) {
+    options_.log->Error("[pid {}] cannot add the {}: {}", task.tgid, name, slot.error().ToString());
     pending.erase(task.tgid);
     return false;
   }
-  auto done = InjectBeforeSyscall(task, SYS_seccomp,
-                                  {SECCOMP_SET_MODE_FILTER, kDeviceFilterFlags, *prog, 0, 0, 0});
+  std::optional<Result<void>> ok;
+  auto done = InjectBeforeSyscall(task, [&](const InjectFn& inject) -> Result<long> {
+    ok = InjectFilter(task, *slot, program, name, inject);
+    return 0L;
+  });
   task.mm->ReleaseSlot(task.tid);
   if (!done) return false;
   pending.erase(task.tgid);
-  Result<void> ok = done->ok() ? FilterAdded(**done, name, task.tgid) : Result<void>(done->error());
-  if (ok.ok()) {
+  if (ok && ok->ok()) {
     added(task);
-  } else {
-    options_.log->Error("[pid {}] {}", task.tgid, ok.error().ToString());
+  } else if (ok) {
+    options_.log->Error("[pid {}] {}", task.tgid, ok->error().ToString());
   }
   return true;
 }
