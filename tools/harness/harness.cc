@@ -151,23 +151,19 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.freeze_timeout = options.freeze_timeout;
   tracer_options.freeze_address_space = options.freeze_address_space;
   tracer_options.stop_poll = options.stop_poll;
-  // Signals sent to the harness after the first program is gone go to what is left of its
-  // tree (the harness waits for it), never to a pid the kernel may have given someone else.
-  SignalForwarding* forwarding = options.signals;
-  if (forwarding != nullptr || options.forward_signals) {
-    tracer_options.live = &SignalForwarding::live();
-    tracer_options.on_first_gone = [&forwarding] {
-      if (forwarding != nullptr) forwarding->ForwardToTree();
-    };
-  }
-  Tracer tracer(tracer_options);
-
   // The handlers are in place before the fork: the child inherits the harness's own signal
   // dispositions only until exec, which resets caught signals to SIG_DFL (execve(2)).
   std::optional<SignalForwarding> own_signals;
   SignalForwarding* signals = options.signals;
   if (signals == nullptr && options.forward_signals) signals = &own_signals.emplace();
-  forwarding = signals;
+  // Signals sent to the harness after the first program is gone go to what is left of its
+  // tree (the harness waits for it), never to a pid the kernel may have given someone else.
+  if (signals != nullptr) {
+    tracer_options.live = &SignalForwarding::live();
+    tracer_options.on_first_gone = [signals] { signals->ForwardToTree(); };
+  }
+  Tracer tracer(tracer_options);
+
   if (signals != nullptr) {
     if (const int sig = signals->TakePending(); sig != 0) return HarnessRun{W_EXITCODE(0, sig), {}};
   }

@@ -27,9 +27,14 @@ struct ChildFailure {
   int errnum;
 };
 
-bool IsExecutableFile(const std::string& path) {
+// What execvp(3) makes of a PATH candidate: a regular file it may execute, something there that
+// it may not (a directory, no execute permission), or nothing.
+enum class Candidate { kRunnable, kDenied, kAbsent };
+Candidate Classify(const std::string& path) {
   struct stat st{};
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0;
+  if (stat(path.c_str(), &st) != 0) return Candidate::kAbsent;
+  return S_ISREG(st.st_mode) && access(path.c_str(), X_OK) == 0 ? Candidate::kRunnable
+                                                                 : Candidate::kDenied;
 }
 
 // TracerPid of /proc/self/status: who traces this process (0: no one, -1: unknown).
@@ -73,9 +78,9 @@ Result<std::string> FindProgram(const std::string& name) {
     std::string candidate = end > start ? path.substr(start, end - start) : std::string(".");
     candidate += '/';
     candidate += name;
-    if (IsExecutableFile(candidate)) return candidate;
-    struct stat st {};
-    if (stat(candidate.c_str(), &st) == 0) denied = true;
+    const Candidate found = Classify(candidate);
+    if (found == Candidate::kRunnable) return candidate;
+    if (found == Candidate::kDenied) denied = true;
     start = end + 1;
   }
   if (denied) return Fail(EACCES, "{}: Permission denied", name);
