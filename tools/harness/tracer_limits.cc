@@ -12,6 +12,7 @@
 
 #include <cerrno>
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <span>
@@ -62,7 +63,7 @@ bool MayRaiseHardLimit(pid_t tid) {
   std::ifstream status(proc + "/status");
   for (std::string line; std::getline(status, line);)
     if (line.rfind("CapEff:", 0) == 0)
-      return ((std::stoull(line.substr(7), nullptr, 16) >> kCapSysResource) & 1) != 0;
+      return ((std::strtoull(line.c_str() + 7, nullptr, 16) >> kCapSysResource) & 1) != 0;
   return false;
 }
 
