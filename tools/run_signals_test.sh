@@ -3,7 +3,8 @@
 # needed) are the program's (docs/harness.md, "Signals"): any catchable one whose default ends
 # a process reaches the program, which handles it as natively (a trap) or dies of it (the
 # harness then ends like it); once the first program is gone, they reach what is left of its
-# tree; a trace whose reader went away (EPIPE) ends neither the harness nor the program; and
+# tree; SIGTSTP and SIGCONT stop and continue the program, and with it the harness; a trace
+# whose reader went away (EPIPE) ends neither the harness nor the program; and
 # the device view's directory is gone after each run.
 set -euo pipefail
 rxp=${1:?usage: run_signals_test.sh RDMAPROXY}
@@ -67,6 +68,35 @@ for _ in $(seq 50); do
 done
 [[ $state == gone || $state == Z ]] || fail "the first program's child $child still runs ($state)"
 echo "SIGTERM after the first program exited reached its child; the harness ended with 3"
+
+# kill -TSTP to the harness stops the program (as natively) and then the harness, so its
+# waiter sees a stopped job; kill -CONT continues both. The program writes ticks with no call
+# that stops for the harness (a builtin echo to an fd it holds): before, it ran on.
+# state PID: the state letter of process PID (T: stopped; t: stopped under the tracer).
+state() { awk '{print $3}' "/proc/$1/stat" 2>/dev/null || echo gone; }
+# until_state PID LETTERS: waits (up to 10 s) until PID's state is one of LETTERS.
+until_state() {
+  for _ in $(seq 100); do [[ $1 == *"$(state "$2")"* ]] && return 0; sleep 0.1; done
+  fail "process $2 is in state $(state "$2"), want one of $1"
+}
+ticks() { wc -l <"$work/ticks"; }
+"$rxp" run -- bash -c "exec 3>>$work/ticks; echo up >$work/up5; for ((i = 0; ; i++)); do echo \$i >&3; done" &
+pid=$!
+started "$work/up5"
+program=$(pgrep -P "$pid")
+kill -TSTP "$pid"
+until_state Tt "$program"
+until_state T "$pid"
+before=$(ticks); sleep 0.5
+(($(ticks) == before)) || fail "SIGTSTP to the harness: the program went on writing"
+kill -CONT "$pid"
+until_state RSD "$pid"
+for _ in $(seq 100); do (($(ticks) > before)) && break; sleep 0.1; done
+(($(ticks) > before)) || fail "SIGCONT to the harness: the program did not go on"
+kill -TERM "$pid"
+rc=0; wait "$pid" || rc=$?
+((rc == 143)) || fail "SIGTERM after SIGTSTP/SIGCONT: status $rc, want 143"
+echo "kill -TSTP stopped the program and then the harness; kill -CONT continued both"
 
 # The trace's reader goes away: writes fail with EPIPE, the run goes on to the end.
 rc=0

@@ -34,12 +34,50 @@ bool Forwarded(int sig) {
   }
 }
 
+// The job-control signals: the stop signals a process can catch, and SIGCONT. Sent to the
+// harness with kill(2), they are meant for the program too: `kill -TSTP` stops the program,
+// and then the harness, so that whoever waits for the harness sees a stopped job, as it would
+// see the program natively (what sudo(8) does for its command); `kill -CONT` continues both.
+bool JobControl(int sig) {
+  return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT;
+}
+
 // Where a signal goes: 0 none yet (kept in g_pending), > 0 the first program, kToTree the
 // traced processes left once the first program is gone (g_live).
 constexpr pid_t kToTree = -1;
 std::atomic<pid_t> g_forward_to{0};
 std::atomic<int> g_pending{0};  // a signal that came while no program was running
 LiveProcesses g_live;
+// A stop signal was forwarded to the program: the harness stops once the program has.
+std::atomic<bool> g_stop_with_program{false};
+
+// Sends `sig` where signals go now (nowhere before the launch).
+void SendOn(int sig) {
+  if (const pid_t target = g_forward_to.load(); target > 0)
+    kill(target, sig);
+  else if (target == kToTree)
+    g_live.ForEach([sig](pid_t pid) { kill(pid, sig); });
+}
+
+// Async-signal-safe, as ForwardSignal. SIGCONT continues the harness whatever its handler
+// (prepare_signal), and is passed on. A stop signal from kill(2), once the program runs, goes
+// to it alone; the harness stops itself when the program has stopped (ProgramStopped). Any
+// other -- from the terminal (^Z, a background read or write: the whole process group, the
+// program included, has it), or before the launch, or after the first program -- stops the
+// harness at once, as the default action would.
+void ForwardJobControl(int sig, siginfo_t* info) {
+  if (sig == SIGCONT) {
+    SendOn(SIGCONT);
+    return;
+  }
+  if (const pid_t target = g_forward_to.load();
+      target > 0 && info != nullptr && info->si_code <= 0) {
+    g_stop_with_program.store(true);
+    kill(target, sig);
+    return;
+  }
+  kill(getpid(), SIGSTOP);
+}
 
 // Async-signal-safe: only atomics, getpid(2) and kill(2). Once the program runs, signals from
 // the kernel (si_code > 0: a terminal's ^C goes to the whole foreground process group, which
@@ -48,16 +86,17 @@ LiveProcesses g_live;
 // every signal is kept; if the launch finished meanwhile, whichever of this handler and
 // ForwardTo takes the kept signal first delivers it.
 void ForwardSignal(int sig, siginfo_t* info, void*) {
+  if (JobControl(sig)) {
+    ForwardJobControl(sig, info);
+    return;
+  }
   // pipe_write's SIGPIPE is SI_USER from the writer itself (send_sig with SEND_SIG_NOINFO).
   const bool own_epipe = sig == SIGPIPE && info != nullptr && info->si_code == SI_USER &&
                          info->si_pid == getpid();
   if (own_epipe) return;
   if (const pid_t target = g_forward_to.load(); target > 0 || target == kToTree) {
     if (info != nullptr && info->si_code > 0) return;
-    if (target > 0)
-      kill(target, sig);
-    else
-      g_live.ForEach([sig](pid_t pid) { kill(pid, sig); });
+    SendOn(sig);
     return;
   }
   g_pending.store(sig);
@@ -75,8 +114,9 @@ SignalForwarding::SignalForwarding() {
   action.sa_sigaction = ForwardSignal;
   action.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&action.sa_mask);
+  g_stop_with_program.store(false);
   for (int sig = 1; sig < static_cast<int>(old_.size()); ++sig) {
-    if (!Forwarded(sig)) continue;
+    if (!Forwarded(sig) && !JobControl(sig)) continue;
     sigaction(sig, nullptr, &old_[static_cast<size_t>(sig)]);
     // An ignored signal stays ignored: the program inherits SIG_IGN across exec (a job
     // started with nohup or in the background expects that), and nothing is forwarded.
@@ -87,7 +127,7 @@ SignalForwarding::SignalForwarding() {
 
 SignalForwarding::~SignalForwarding() {
   for (int sig = 1; sig < static_cast<int>(old_.size()); ++sig)
-    if (Forwarded(sig)) sigaction(sig, &old_[static_cast<size_t>(sig)], nullptr);
+    if (Forwarded(sig) || JobControl(sig)) sigaction(sig, &old_[static_cast<size_t>(sig)], nullptr);
   g_forward_to.store(0);
   g_pending.store(0);
   g_live.Clear();
@@ -100,6 +140,10 @@ void SignalForwarding::ForwardToTree() { g_forward_to.store(kToTree); }
 LiveProcesses& SignalForwarding::live() { return g_live; }
 
 int SignalForwarding::TakePending() { return g_pending.exchange(0); }
+
+void SignalForwarding::ProgramStopped() {
+  if (g_stop_with_program.exchange(false)) kill(getpid(), SIGSTOP);
+}
 
 void SignalForwarding::ForwardTo(pid_t pid) {
   g_forward_to.store(pid);
@@ -161,6 +205,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   if (signals != nullptr) {
     tracer_options.live = &SignalForwarding::live();
     tracer_options.on_first_gone = [signals] { signals->ForwardToTree(); };
+    tracer_options.on_first_stopped = [signals] { signals->ProgramStopped(); };
   }
   Tracer tracer(tracer_options);
 

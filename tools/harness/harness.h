@@ -37,6 +37,8 @@ namespace rxp::harness {
 // /sys tree), it also covers the time before the program exists: a signal then -- a
 // terminal's too -- is kept, RunHarness does not start the program and reports it killed by
 // that signal, and the caller releases what it made and ends like the signal (TerminateLike).
+// The job-control signals are passed on too: SIGTSTP/SIGTTIN/SIGTTOU from kill(2) stop the
+// program, then the harness; SIGCONT continues it (ForwardJobControl in harness.cc).
 // An ignored signal stays ignored. One instance at a time (the handlers are process-wide); the
 // old handlers come back when it is destroyed.
 class SignalForwarding {
@@ -55,6 +57,9 @@ class SignalForwarding {
   void StopForwarding();
   // The first program is gone and reaped: signals go to the traced processes still alive.
   void ForwardToTree();
+  // The first program entered a group-stop: if a stop signal sent to the harness was passed
+  // on to it, the harness stops too (SIGSTOP), until a SIGCONT continues both.
+  void ProgramStopped();
   // The traced processes alive, as the tracer keeps them (TracerOptions::live).
   static LiveProcesses& live();
 

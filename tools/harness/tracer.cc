@@ -162,6 +162,7 @@ void Tracer::HandleStatus(pid_t tid, int status) {
         // Group-stop under PTRACE_SEIZE: keep the thread stopped but let the tracer go on
         // (PTRACE_LISTEN); SIGCONT wakes it (ptrace(2), "Group-stop").
         Resume(*task, ResumeHow::kListen, 0);
+        if (task->tgid == main_pid_ && options_.on_first_stopped) options_.on_first_stopped();
       } else {
         Resume(*task, ResumeHow::kCont, 0);
       }

@@ -112,6 +112,8 @@ struct TracerOptions {
   // when the first program has been reaped (its pid may be reused from then on).
   LiveProcesses* live = nullptr;
   std::function<void()> on_first_gone;
+  // Runs when a thread of the first program reports a group-stop (it is left stopped).
+  std::function<void()> on_first_stopped;
 };
 
 // Counters: how often the tracee stopped and why (tests use them to prove that untouched
