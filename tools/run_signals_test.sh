@@ -80,6 +80,9 @@ until_state() {
   fail "process $2 is in state $(state "$2"), want one of $1"
 }
 ticks() { wc -l <"$work/ticks"; }
+# Job control (set -m) puts the job in a process group of its own: stop signals are discarded
+# in an orphaned one (a script run by setsid, as in the guests), natively and under the harness.
+set -m
 "$rxp" run -- bash -c "exec 3>>$work/ticks; echo up >$work/up5; for ((i = 0; ; i++)); do echo \$i >&3; done" &
 pid=$!
 started "$work/up5"
@@ -96,6 +99,7 @@ for _ in $(seq 100); do (($(ticks) > before)) && break; sleep 0.1; done
 kill -TERM "$pid"
 rc=0; wait "$pid" || rc=$?
 ((rc == 143)) || fail "SIGTERM after SIGTSTP/SIGCONT: status $rc, want 143"
+set +m
 echo "kill -TSTP stopped the program and then the harness; kill -CONT continued both"
 
 # The trace's reader goes away: writes fail with EPIPE, the run goes on to the end.
