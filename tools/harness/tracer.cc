@@ -234,11 +234,7 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
   if (--threads_per_process_[tgid] <= 0) {
     threads_per_process_.erase(tgid);
     if (options_.live != nullptr) options_.live->Remove(tgid);
-    device_filtered_.erase(tgid);
-    guard_filtered_.erase(tgid);
-    device_filter_pending_.erase(tgid);
-    nofile_filtered_.erase(tgid);
-    nofile_filter_pending_.erase(tgid);
+    for (std::set<pid_t>* filters : FilterSets()) filters->erase(tgid);
     nofile_hard_.erase(tgid);
     foreign_trace_logged_.erase(foreign_trace_logged_.lower_bound({tgid, LONG_MIN}),
                                 foreign_trace_logged_.lower_bound({tgid + 1, LONG_MIN}));
@@ -279,11 +275,10 @@ Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
   if (creator != nullptr) {
     task.fds = lineage.shares_files ? creator->fds : creator->fds->Clone();
     task.mm = lineage.shares_memory ? creator->mm : creator->mm->ForkCopy();
-    // A child is created with a copy of its creator's seccomp filters (copy_seccomp).
-    if (device_filtered_.count(creator->tgid) != 0) device_filtered_.insert(task.tgid);
-    if (guard_filtered_.count(creator->tgid) != 0) guard_filtered_.insert(task.tgid);
-    if (nofile_filtered_.count(creator->tgid) != 0) nofile_filtered_.insert(task.tgid);
-    if (nofile_filter_pending_.count(creator->tgid) != 0) nofile_filter_pending_.insert(task.tgid);
+    // A child is created with a copy of its creator's seccomp filters (copy_seccomp), and is
+    // due those its creator is due.
+    for (std::set<pid_t>* filters : FilterSets())
+      if (filters->count(creator->tgid) != 0) filters->insert(task.tgid);
     // rlimits are copied to a child (copy_signal), and shared by threads.
     if (auto hard = nofile_hard_.find(creator->tgid); hard != nofile_hard_.end())
       nofile_hard_.emplace(task.tgid, hard->second);

@@ -381,6 +381,12 @@ class Tracer {
   // ended): the event loop handles them, in order, before it waits again.
   std::deque<std::pair<pid_t, int>> queued_;
   std::map<const AddressSpace*, Freeze> freezes_;  // by frozen address space
+  // The per-process sets of harness filters had or due, as one list (a process's entries
+  // are inherited by its children and end with it).
+  std::array<std::set<pid_t>*, 5> FilterSets() {
+    return {&device_filtered_, &guard_filtered_, &device_filter_pending_, &nofile_filtered_,
+            &nofile_filter_pending_};
+  }
   std::set<pid_t> device_filtered_;   // processes (tgid) that have the device filter
   std::set<pid_t> guard_filtered_;    // processes (tgid) that have options_.guard_filter
   std::set<pid_t> nofile_filtered_;   // processes (tgid) that have options_.nofile_filter

@@ -45,19 +45,21 @@ Result<void> FilterAdded(long result, std::string_view filter, pid_t tgid) {
 // in a child of the harness (ENOSYS before Linux 6.10). A child, because a seccomp filter the
 // harness inherited (a container's profile) may answer the call with death rather than an
 // errno; the child exits and the answer is "no" either way.
+bool SucceedsInChild(bool (*probe)()) {
+  const pid_t child = fork();
+  if (child < 0) return false;
+  if (child == 0) _exit(probe() ? 0 : 1);
+  int status = 0;
+  while (waitpid(child, &status, 0) < 0)
+    if (errno != EINTR) return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
 bool KernelSealsMappings() {
-  static const bool seals = [] {
-    const pid_t child = fork();
-    if (child < 0) return false;
-    if (child == 0) {
-      void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      _exit(page != MAP_FAILED && syscall(kSysMseal, page, 4096, 0) == 0 ? 0 : 1);
-    }
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0)
-      if (errno != EINTR) return false;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }();
+  static const bool seals = SucceedsInChild([] {
+    void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return page != MAP_FAILED && syscall(kSysMseal, page, 4096, 0) == 0;
+  });
   return seals;
 }
 

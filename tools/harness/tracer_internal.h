@@ -15,6 +15,12 @@ std::optional<unsigned long> TraceeFdFlags(pid_t tid, long fd);
 
 // A syscall-exit stop being finished: it can inject syscalls (the thread is at an exit stop,
 // so SyscallInjector rewinds onto the `syscall` instruction) and remembers whether it did.
+// Runs `probe` in a forked child of the harness and says whether it returned true; a child
+// that dies (a filter the harness inherited may kill the probed call) says no. Async-signal-
+// safe calls only in `probe`. The tracer is not waiting at that moment: the child is reaped
+// here, by pid.
+bool SucceedsInChild(bool (*probe)());
+
 // What a seccomp(2) / prctl(PR_SET_SECCOMP) stop (Intercept::kSeccompFilter) asks for.
 enum class SeccompRequest {
   kStrict,     // SECCOMP_MODE_STRICT

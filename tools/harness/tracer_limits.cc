@@ -7,7 +7,6 @@
 // fds still have room.
 #include <sys/resource.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -32,20 +31,22 @@ constexpr int kCapSysResource = 24;
 // hard limit takes (do_prlimit: capable()). Asked once, of a child: it lowers its RLIMIT_CORE
 // hard limit to 0, then raises it to 1.
 bool HarnessMayRaiseHardLimits() {
-  static const bool may = [] {
-    const pid_t child = fork();
-    if (child < 0) return false;
-    if (child == 0) {
-      const rlimit zero{0, 0};
-      const rlimit one{0, 1};
-      _exit(setrlimit(RLIMIT_CORE, &zero) == 0 && setrlimit(RLIMIT_CORE, &one) == 0 ? 0 : 1);
-    }
-    int status = 0;
-    while (waitpid(child, &status, 0) < 0)
-      if (errno != EINTR) return false;
-    return WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  }();
+  static const bool may = SucceedsInChild([] {
+    const rlimit zero{0, 0};
+    const rlimit one{0, 1};
+    return setrlimit(RLIMIT_CORE, &zero) == 0 && setrlimit(RLIMIT_CORE, &one) == 0;
+  });
   return may;
+}
+
+// At the exit of a call of thread `tid` that read RLIMIT_NOFILE into its struct rlimit at
+// `at`: the hard limit shown is the one the process set, not the one the kernel holds for it.
+long ShowHardLimitSet(pid_t tid, AddressSpace& mm, uint64_t at, rlim_t hard, long result) {
+  if (result == 0) {
+    ProcessMemory caller(tid, &mm.mem_fd());
+    (void)caller.WriteValue(at + offsetof(rlimit, rlim_max), hard);
+  }
+  return result;
 }
 
 // Whether thread `tid` may raise a hard limit: CAP_SYS_RESOURCE in its effective set
@@ -110,11 +111,7 @@ Tracer::Verdict Tracer::OnNofileLimit(const Stop& stop) {
       [this, tgid = *target, before, asked = requested->rlim_max, keeps = kept.has_value(),
        old_at](ExitStop& exit, long result) {
         if (result != 0) return result;
-        // The kernel reported the limit it held, the kept one: the program's is the one set.
-        if (before && old_at != 0) {
-          ProcessMemory caller(exit.task().tid, &exit.task().mm->mem_fd());
-          (void)caller.WriteValue(old_at + offsetof(rlimit, rlim_max), *before);
-        }
+        if (before && old_at != 0) ShowHardLimitSet(exit.task().tid, *exit.task().mm, old_at, *before, result);
         if (!keeps) {
           nofile_hard_.erase(tgid);  // at or above the range's end: the kernel holds it as set
           return result;
@@ -150,11 +147,7 @@ Tracer::Verdict Tracer::OnNofileQuery(const Stop& stop) {
   if (set == nofile_hard_.end()) return Verdict::Continue();  // raised back since
   const uint64_t out = stop.nr == SYS_prlimit64 ? stop.args[3] : stop.args[1];
   return Verdict::WatchExit([hard = set->second, out](ExitStop& exit, long result) {
-    if (result == 0) {
-      ProcessMemory caller(exit.task().tid, &exit.task().mm->mem_fd());
-      (void)caller.WriteValue(out + offsetof(rlimit, rlim_max), hard);
-    }
-    return result;
+    return ShowHardLimitSet(exit.task().tid, *exit.task().mm, out, hard, result);
   });
 }
 
