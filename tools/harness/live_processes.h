@@ -18,32 +18,44 @@ class LiveProcesses {
   // A few thousand processes at once; more are not tracked (a signal then misses those).
   static constexpr size_t kSlots = 4096;
 
-  // The tracer's thread only.
+  // The tracer's thread only. Scans stop at the high-water mark (the slots ever used), so a
+  // tree of a few processes costs a few loads per call, not kSlots compare-and-swaps.
   void Add(pid_t tgid) {
-    for (auto& slot : slots_) {
-      pid_t empty = 0;
-      if (slot.compare_exchange_strong(empty, tgid)) return;
-    }
+    const size_t used = used_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i)
+      if (slots_[i].load(std::memory_order_relaxed) == 0) {
+        slots_[i].store(tgid);
+        return;
+      }
+    if (used == kSlots) return;
+    slots_[used].store(tgid);
+    // Published after the slot: a handler that sees the mark sees the pid.
+    used_.store(used + 1);
   }
   void Remove(pid_t tgid) {
-    for (auto& slot : slots_) {
-      pid_t expected = tgid;
-      if (slot.compare_exchange_strong(expected, 0)) return;
-    }
+    const size_t used = used_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i)
+      if (slots_[i].load(std::memory_order_relaxed) == tgid) {
+        slots_[i].store(0);
+        return;
+      }
   }
   void Clear() {
-    for (auto& slot : slots_) slot.store(0);
+    const size_t used = used_.load(std::memory_order_relaxed);
+    for (size_t i = 0; i < used; ++i) slots_[i].store(0);
   }
 
   // Async-signal-safe: atomics only.
   template <typename F>
   void ForEach(F&& f) const {
-    for (const auto& slot : slots_)
-      if (const pid_t pid = slot.load(); pid > 0) f(pid);
+    const size_t used = used_.load();
+    for (size_t i = 0; i < used; ++i)
+      if (const pid_t pid = slots_[i].load(); pid > 0) f(pid);
   }
 
  private:
   std::array<std::atomic<pid_t>, kSlots> slots_{};
+  std::atomic<size_t> used_{0};  // slots_[0, used_) have been used
 };
 
 }  // namespace rxp::harness
