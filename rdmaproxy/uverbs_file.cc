@@ -184,6 +184,9 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
   if (c.creates_context) {
+    // A file has one context: a second GET_CONTEXT is the kernel's EINVAL
+    // (ib_init_ucontext: file->ucontext is set) and takes nothing from the sandbox's quota.
+    if (has_context_) return Ok();
     RXP_TRY(engine_.usage().Reserve(UVERBS_OBJECT_DEVICE, 0));
     c.reserved = true;
     return Ok();
@@ -714,7 +717,13 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     }
     return;
   }
-  if (c.creates_context) has_context_ = true;
+  if (c.creates_context) {
+    // Two GET_CONTEXTs in flight at once (two threads of a traced program) both reserve; the
+    // kernel lets only one succeed, and whatever it answers the file holds one context.
+    if (has_context_ && c.reserved)
+      engine_.usage().Release(UVERBS_OBJECT_DEVICE, 0);
+    has_context_ = true;
+  }
   if (c.destroys) {
     if (auto gone = objects_.Erase(*c.destroys))
       engine_.usage().Release(gone->type, gone->pinned);
@@ -725,6 +734,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
       mr->pinned = c.pinned;
     }
   }
+  bool tracked = false;  // the new object (if the command made one) is in objects_
   for (const Produced& p : c.produced) {
     std::optional<uint64_t> value;
     if (p.attr_index >= 0) {
@@ -741,8 +751,16 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     if (!value) continue;
     switch (p.what) {
       case Produced::What::kHandle:
-        if (c.creates != abi::kNoObject && !abi::FindObject(c.creates)->fd_object)
-          objects_.Insert(static_cast<uint32_t>(*value), {c.creates, c.pinned});
+        if (c.creates != abi::kNoObject && !abi::FindObject(c.creates)->fd_object) {
+          const auto handle = static_cast<uint32_t>(*value);
+          // The kernel hands out a handle only while it is free (the file's xarray), so one
+          // still tracked here is an object already gone: what it held goes back to the
+          // sandbox before the new one takes its place.
+          if (const TrackedObject* stale = objects_.Find(handle))
+            engine_.usage().Release(stale->type, stale->pinned);
+          objects_.Insert(handle, {c.creates, c.pinned});
+          tracked = true;
+        }
         break;
       case Produced::What::kFd:
         break;  // adopted by the caller (Complete), which rewrites where the app sees it
@@ -757,6 +775,16 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
         break;
       }
     }
+  }
+  // A new object whose handle could not be read back: the kernel wrote the response into the
+  // app's memory (identity mode), which another thread unmapped or made unreadable before the
+  // proxy read it. The object exists, so what it holds stays counted until the file closes.
+  if (c.reserved && !c.creates_context && !tracked) {
+    unread_objects_.push_back({c.creates, c.pinned});
+    engine_.Log(fmt::format("rdmaproxy: {}: {} succeeded but its new handle could not be read "
+                            "back from the app; the object counts against the sandbox's quotas "
+                            "until the file closes",
+                            label_, c.short_name));
   }
   (void)fds;
 }
@@ -1024,6 +1052,8 @@ void UverbsFile::Closed() {
   closed_ = true;
   objects_.ForEach(
       [&](uint32_t, const TrackedObject& o) { engine_.usage().Release(o.type, o.pinned); });
+  for (const TrackedObject& o : unread_objects_) engine_.usage().Release(o.type, o.pinned);
+  unread_objects_.clear();
   if (has_context_) engine_.usage().Release(UVERBS_OBJECT_DEVICE, 0);
 }
 

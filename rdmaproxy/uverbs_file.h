@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "abi/payload.h"
 #include "abi/result.h"
@@ -136,6 +137,9 @@ class UverbsFile {
   DeviceMethods methods_{device_.driver_id};
   HostDevice* probe_ = nullptr;  // for the command being begun (BeginIoctl / BeginWrite)
   ObjectTable objects_;
+  // Objects the kernel created whose handles could not be read back (Settle): counted against
+  // the quotas until the file closes.
+  std::vector<TrackedObject> unread_objects_;
   MmapRules mmaps_;
   bool has_context_ = false;
   bool closed_ = false;

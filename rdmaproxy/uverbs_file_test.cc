@@ -994,6 +994,76 @@ TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engin
   CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
 }
 
+// ib_init_ucontext: a file with a context answers a second GET_CONTEXT with EINVAL. The
+// proxy forwards it for the kernel to answer; it must not count a second context against the
+// sandbox's quota (with `contexts: 1` that was the proxy's EDQUOT where the kernel says
+// EINVAL), nor keep one after the file closes, whatever the kernel answered.
+TEST_CASE("a second GET_CONTEXT on a file takes no second context from the quota", "[engine]") {
+  PolicyConfig one;
+  one.quotas.contexts = 1;
+  Fixture f(kMirror, one);
+  IoctlBuilder ctx(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT, RDMA_DRIVER_RXE);
+  ctx.Pointer(UVERBS_ATTR_GET_CONTEXT_NUM_COMP_VECTORS, f.memory.Alloc(4), 4, kOpt);
+  const auto request = ctx.Build();
+  REQUIRE(f.Ioctl(request) == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 1);
+  f.host.on_ioctl = [](void*) { return -EINVAL; };  // the kernel's answer
+  CHECK(f.Ioctl(request) == -EINVAL);
+  CHECK(f.host.calls == 2);
+  CHECK(f.engine.counters().refused_quota == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 1);
+  // A kernel that said yes (the engine fuzzer's) still leaves one context, given back at close.
+  f.host.on_ioctl = [](void*) { return 0L; };
+  CHECK(f.Ioctl(request) == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 1);
+  f.file.reset();
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 0);
+}
+
+// A handle the kernel hands out is free in its table, so an object still tracked under that
+// handle is gone: the quota it held is given back, not kept forever (found by the engine
+// fuzzer's command sequences, whose fake kernel numbers objects as it likes).
+TEST_CASE("a new object under a handle still tracked replaces it in the quota", "[engine]") {
+  Fixture f;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{7});
+    return 0L;
+  };
+  uint64_t resp = 0;
+  REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
+  REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 1);
+  f.file.reset();
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
+}
+
+// Identity mode (the harness): the kernel writes a new object's handle into the app's
+// response, and another thread may unmap it before the proxy reads it back. The object exists
+// all the same, so what it holds stays counted until the file closes (found by the engine
+// fuzzer: a response the proxy could not read).
+TEST_CASE("a new object whose handle cannot be read back stays counted until the file closes",
+          "[engine]") {
+  Fixture f(/*mirror=*/0);
+  const uint64_t resp = f.memory.Alloc(sizeof(ib_uverbs_alloc_pd_resp));
+  ib_uverbs_alloc_pd cmd{};
+  cmd.response = resp;
+  const auto request = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_ALLOC_PD, cmd, {},
+                                                 sizeof(ib_uverbs_alloc_pd_resp) / 4);
+  const uint64_t at = f.memory.PutBytes(request);
+  f.host.on_write = [&](const void*, size_t len) {
+    f.memory.Unmap(resp);
+    return static_cast<long>(len);
+  };
+  CHECK(f.file->Write(f.memory, f.fds, f.host, at, request.size()) ==
+        static_cast<long>(request.size()));
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 1);
+  REQUIRE(!f.log.empty());
+  CHECK(f.log.back().find("ALLOC_PD succeeded but its new handle could not be read back") !=
+        std::string::npos);
+  f.file.reset();
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
+}
+
 TEST_CASE("an interrupted command (-ERESTARTSYS at the exit stop) is not counted: it runs again",
           "[engine]") {
   // The harness sees the raw result at the syscall-exit stop when a freeze interrupts a call;

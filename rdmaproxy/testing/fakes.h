@@ -33,6 +33,8 @@ class FakeAppMemory final : public AppMemory {
     std::memcpy(regions_[at].data(), &value, sizeof(T));
     return at;
   }
+  // What another thread's munmap of the region at `at` (an Alloc result) does.
+  void Unmap(uint64_t at) { regions_.erase(at); }
   uint64_t PutBytes(const std::vector<std::byte>& bytes) {
     const uint64_t at = Alloc(bytes.size());
     std::memcpy(regions_[at].data(), bytes.data(), bytes.size());

@@ -1,10 +1,16 @@
 // libFuzzer target for the engine's command pipeline (rdmaproxy/): BeginIoctl / BeginWrite on
 // arbitrary requests, a fake kernel that succeeds and writes outputs, then Complete -- in
 // identity mode (the ptrace harness) and with mirrored memory (sentry mode). Byte 0 picks the
-// driver (bits 0-1), the mode (bit 2) and ioctl vs write (bit 3); the rest is the request.
+// driver (bits 0-1), the mode (bit 2), ioctl vs write (bit 3) and one request or a sequence
+// (bit 4). One request: the rest of the input, issued twice (the second sees the first's
+// objects). A sequence: up to kMaxSequence records [kind byte (bit 3: write)][u16 length]
+// [request], issued in order on one file, so that objects one command creates (the fake kernel
+// numbers them 1, 2, 3, ...) are used, destroyed or destroyed twice by later ones.
 // Every app address reads a window of the input (wrapping), so pointer attributes and request
 // fields reach real bytes. Nothing may crash, hang, leak or read out of bounds (ASan + UBSan),
-// and the sandbox's quota usage must be back to zero when the file closes.
+// and the sandbox's quota usage -- pinned bytes and every object count -- must be back to zero
+// when the file closes.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,13 +30,15 @@ using namespace rxp::proxy;
 class InputMemory final : public AppMemory {
  public:
   InputMemory(std::span<const std::byte> input, bool identity)
-      : input_(input), identity_(identity) {}
+      : input_(input), request_(input), identity_(identity) {}
+  // The bytes at kRequest: the request being issued.
+  void SetRequest(std::span<const std::byte> request) { request_ = request; }
   bool IdentityMapped() const override { return identity_; }
   Result<void> Read(uint64_t address, std::span<std::byte> out) override {
     if (out.empty()) return Ok();
     // The request itself sits at kRequest; anything else wraps over the input.
-    if (address >= kRequest && address - kRequest + out.size() <= input_.size()) {
-      std::memcpy(out.data(), input_.data() + (address - kRequest), out.size());
+    if (address >= kRequest && address - kRequest + out.size() <= request_.size()) {
+      std::memcpy(out.data(), request_.data() + (address - kRequest), out.size());
       return Ok();
     }
     if (address < 0x1000 || input_.empty()) return Fail(EFAULT, "unmapped");
@@ -50,6 +58,7 @@ class InputMemory final : public AppMemory {
 
  private:
   std::span<const std::byte> input_;
+  std::span<const std::byte> request_;
   bool identity_;
 };
 
@@ -91,6 +100,22 @@ long FakeKernelIoctl(std::span<std::byte> image, uint32_t& next_id) {
   return 0;
 }
 
+// One command through the pipeline: Begin, the fake kernel, Complete.
+void Issue(UverbsFile& file, InputMemory& memory, Fds& fds, bool ioctl,
+           std::span<const std::byte> request, uint32_t& next_id) {
+  memory.SetRequest(request);
+  UverbsCommand command;
+  auto begun = ioctl ? file.BeginIoctl(memory, fds, InputMemory::kRequest, command)
+                     : file.BeginWrite(memory, fds, InputMemory::kRequest, request.size(), command);
+  if (!begun) return;
+  std::vector<std::byte> image = command.image.Relocated(0x600000000000ull);
+  const long result = ioctl ? FakeKernelIoctl(image, next_id)
+                            : static_cast<long>(command.write_raw.size());
+  (void)file.Complete(command, result, image, 0x600000000000ull, memory, fds);
+}
+
+constexpr int kMaxSequence = 8;
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -100,6 +125,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const uint32_t driver = kDrivers[data[0] & 3];
   const bool identity = (data[0] & 4) != 0;
   const bool ioctl = (data[0] & 8) == 0;
+  const bool sequence = (data[0] & 0x10) != 0;
   const std::span<const std::byte> input(reinterpret_cast<const std::byte*>(data + 1), size - 1);
 
   PolicyConfig policy;
@@ -115,16 +141,17 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     InputMemory memory(input, identity);
     Fds fds(file->id());
     uint32_t next_id = 1;
-    for (int round = 0; round < 2; ++round) {  // twice: the second sees the first's objects
-      UverbsCommand command;
-      auto begun = ioctl ? file->BeginIoctl(memory, fds, InputMemory::kRequest, command)
-                         : file->BeginWrite(memory, fds, InputMemory::kRequest, input.size(),
-                                            command);
-      if (!begun) continue;
-      std::vector<std::byte> image = command.image.Relocated(0x600000000000ull);
-      const long result = ioctl ? FakeKernelIoctl(image, next_id)
-                                : static_cast<long>(command.write_raw.size());
-      (void)file->Complete(command, result, image, 0x600000000000ull, memory, fds);
+    if (!sequence) {
+      for (int round = 0; round < 2; ++round) Issue(*file, memory, fds, ioctl, input, next_id);
+    } else {
+      std::span<const std::byte> rest = input;
+      for (int i = 0; i < kMaxSequence && rest.size() >= 3; ++i) {
+        const bool record_ioctl = (static_cast<uint8_t>(rest[0]) & 8) == 0;
+        const size_t length = std::min<size_t>(
+            static_cast<size_t>(rest[1]) | static_cast<size_t>(rest[2]) << 8, rest.size() - 3);
+        Issue(*file, memory, fds, record_ioctl, rest.subspan(3, length), next_id);
+        rest = rest.subspan(3 + length);
+      }
     }
     (void)file->CheckMmap(0x1000, 4096, 3);
     (void)file->Mapped(0x1000);
@@ -132,5 +159,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     file->Closed();
   }
   if (engine.usage().pinned_bytes() != 0) __builtin_trap();
+  // Core object types, then the drivers' (UVERBS_ID_NS_SHIFT: mlx5's start at 0x1000).
+  for (const abi::ObjectId base : {abi::ObjectId{0}, abi::ObjectId{0x1000}})
+    for (abi::ObjectId type = base; type < base + 64; ++type)
+      if (engine.usage().live(type) != 0) __builtin_trap();
   return 0;
 }
