@@ -981,12 +981,17 @@ TEST_CASE("as the forwarder: the rxe send doorbell runs as INVOKE_WRITE, other w
   CHECK(f.engine.counters().kernel_errors == 1);
 }
 
-TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engine]") {
-  Fixture f;
-  f.host.on_ioctl = [&](void* arg) {
-    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{1});
+// The fake kernel answers every INVOKE_WRITE(ALLOC_PD) with PD `handle`.
+void KernelAllocatesPd(Fixture& f, uint32_t handle) {
+  f.host.on_ioctl = [handle](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{handle});
     return 0L;
   };
+}
+
+TEST_CASE("closing a file gives its objects back to the sandbox quotas", "[engine]") {
+  Fixture f;
+  KernelAllocatesPd(f, 1);
   uint64_t resp = 0;
   REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
   CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 1);
@@ -1025,10 +1030,7 @@ TEST_CASE("a second GET_CONTEXT on a file takes no second context from the quota
 // fuzzer's command sequences, whose fake kernel numbers objects as it likes).
 TEST_CASE("a new object under a handle still tracked replaces it in the quota", "[engine]") {
   Fixture f;
-  f.host.on_ioctl = [&](void* arg) {
-    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{7});
-    return 0L;
-  };
+  KernelAllocatesPd(f, 7);
   uint64_t resp = 0;
   REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
   REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
