@@ -42,6 +42,9 @@ bool JobControl(int sig) {
   return sig == SIGTSTP || sig == SIGTTIN || sig == SIGTTOU || sig == SIGCONT;
 }
 
+// The signals SignalForwarding installs its handler for.
+bool Handled(int sig) { return Forwarded(sig) || JobControl(sig); }
+
 // Where a signal goes: 0 none yet (kept in g_pending), > 0 the first program, kToTree the
 // traced processes left once the first program is gone (g_live).
 constexpr pid_t kToTree = -1;
@@ -116,7 +119,7 @@ SignalForwarding::SignalForwarding() {
   sigemptyset(&action.sa_mask);
   g_stop_with_program.store(false);
   for (int sig = 1; sig < static_cast<int>(old_.size()); ++sig) {
-    if (!Forwarded(sig) && !JobControl(sig)) continue;
+    if (!Handled(sig)) continue;
     sigaction(sig, nullptr, &old_[static_cast<size_t>(sig)]);
     // An ignored signal stays ignored: the program inherits SIG_IGN across exec (a job
     // started with nohup or in the background expects that), and nothing is forwarded.
@@ -127,7 +130,7 @@ SignalForwarding::SignalForwarding() {
 
 SignalForwarding::~SignalForwarding() {
   for (int sig = 1; sig < static_cast<int>(old_.size()); ++sig)
-    if (Forwarded(sig) || JobControl(sig)) sigaction(sig, &old_[static_cast<size_t>(sig)], nullptr);
+    if (Handled(sig)) sigaction(sig, &old_[static_cast<size_t>(sig)], nullptr);
   g_forward_to.store(0);
   g_pending.store(0);
   g_live.Clear();

@@ -41,10 +41,6 @@ Result<void> FilterAdded(long result, std::string_view filter, pid_t tgid) {
 
 }  // namespace
 
-// Whether this kernel has mseal(2) and lets the harness use it: asked once, by sealing a page
-// in a child of the harness (ENOSYS before Linux 6.10). A child, because a seccomp filter the
-// harness inherited (a container's profile) may answer the call with death rather than an
-// errno; the child exits and the answer is "no" either way.
 bool SucceedsInChild(bool (*probe)()) {
   const pid_t child = fork();
   if (child < 0) return false;
@@ -55,6 +51,10 @@ bool SucceedsInChild(bool (*probe)()) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
+// Whether this kernel has mseal(2) and lets the harness use it: asked once, by sealing a page
+// in a child of the harness (ENOSYS before Linux 6.10). A child, because a seccomp filter the
+// harness inherited (a container's profile) may answer the call with death rather than an
+// errno; the child exits and the answer is "no" either way.
 bool KernelSealsMappings() {
   static const bool seals = SucceedsInChild([] {
     void* page = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

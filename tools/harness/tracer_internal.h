@@ -13,8 +13,6 @@ namespace rxp::harness {
 // proc(5)): the access mode, O_CLOEXEC, ... Nullopt when unreadable (tracer_fd.cc).
 std::optional<unsigned long> TraceeFdFlags(pid_t tid, long fd);
 
-// A syscall-exit stop being finished: it can inject syscalls (the thread is at an exit stop,
-// so SyscallInjector rewinds onto the `syscall` instruction) and remembers whether it did.
 // Runs `probe` in a forked child of the harness and says whether it returned true; a child
 // that dies (a filter the harness inherited may kill the probed call) says no. Async-signal-
 // safe calls only in `probe`. The tracer is not waiting at that moment: the child is reaped
@@ -30,6 +28,8 @@ enum class SeccompRequest {
 };
 SeccompRequest ClassifySeccomp(long nr, const std::array<uint64_t, 6>& args);
 
+// A syscall-exit stop being finished: it can inject syscalls (the thread is at an exit stop,
+// so SyscallInjector rewinds onto the `syscall` instruction) and remembers whether it did.
 class Tracer::ExitStop {
  public:
   ExitStop(Tracer& tracer, Task& task, const Regs& regs) : tracer_(tracer), task_(task), regs_(regs) {}

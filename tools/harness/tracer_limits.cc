@@ -111,7 +111,8 @@ Tracer::Verdict Tracer::OnNofileLimit(const Stop& stop) {
       [this, tgid = *target, before, asked = requested->rlim_max, keeps = kept.has_value(),
        old_at](ExitStop& exit, long result) {
         if (result != 0) return result;
-        if (before && old_at != 0) ShowHardLimitSet(exit.task().tid, *exit.task().mm, old_at, *before, result);
+        if (before && old_at != 0)
+          ShowHardLimitSet(exit.task().tid, *exit.task().mm, old_at, *before, result);
         if (!keeps) {
           nofile_hard_.erase(tgid);  // at or above the range's end: the kernel holds it as set
           return result;
