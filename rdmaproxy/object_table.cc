@@ -54,15 +54,24 @@ Result<void> ObjectTable::CheckHandles(std::span<const abi::FieldAt> handles,
   return Ok();
 }
 
-void ObjectTable::Insert(uint32_t handle, TrackedObject object) {
+std::optional<TrackedObject> ObjectTable::Insert(uint32_t handle, TrackedObject object) {
   if (handle >= kDense) {
-    if (sparse_.insert_or_assign(handle, object).second) ++size_;
-    return;
+    auto [it, added] = sparse_.try_emplace(handle, object);
+    if (added) {
+      ++size_;
+      return std::nullopt;
+    }
+    return std::exchange(it->second, object);
   }
   if (handle >= dense_.size()) dense_.resize(handle + 1);
   Slot& s = dense_[handle];
-  if (!s.live) ++size_;
+  std::optional<TrackedObject> before;
+  if (s.live)
+    before = s.object;
+  else
+    ++size_;
   s = {object, true};
+  return before;
 }
 
 std::optional<TrackedObject> ObjectTable::Erase(uint32_t handle) {

@@ -41,7 +41,8 @@ class ObjectTable {
   static std::vector<abi::FieldAt> HandleFields(const abi::Layout& layout) {
     return abi::FieldsOf(layout, [](abi::FieldKind k) { return k == abi::FieldKind::kHandle; });
   }
-  void Insert(uint32_t handle, TrackedObject object);
+  // Returns the object the handle held before, if any (replaced).
+  std::optional<TrackedObject> Insert(uint32_t handle, TrackedObject object);
   // Removes `handle` and returns what it held (nullopt if unknown).
   std::optional<TrackedObject> Erase(uint32_t handle);
   TrackedObject* Find(uint32_t handle);

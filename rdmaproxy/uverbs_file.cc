@@ -755,10 +755,9 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
           const auto handle = static_cast<uint32_t>(*value);
           // The kernel hands out a handle only while it is free (the file's xarray), so one
           // still tracked here is an object already gone: what it held goes back to the
-          // sandbox before the new one takes its place.
-          if (const TrackedObject* stale = objects_.Find(handle))
+          // sandbox as the new one takes its place.
+          if (const auto stale = objects_.Insert(handle, {c.creates, c.pinned}))
             engine_.usage().Release(stale->type, stale->pinned);
-          objects_.Insert(handle, {c.creates, c.pinned});
           tracked = true;
         }
         break;
