@@ -146,15 +146,15 @@ int main(int argc, char** argv) {
   if (direct_fd < 0) Die("open host device", -errno);
   Issuer direct = rxp_bench::DirectIssuer(direct_fd);
   Issuer proxied = rxp_bench::SentryIssuer(file, app);
-  GetContext(direct);
-  GetContext(proxied);
-
-  // Every ioctl header carries the device's driver id (a provider knows its own).
+  // Every ioctl header carries the device's driver id (a provider knows its own), and
+  // GET_CONTEXT the driver's own request.
   uint32_t driver = 0;
   auto devices = rxp::proxy::QueryHostRdmaDevices();
   if (!devices) Die("NETLINK_RDMA", -devices.error().errnum);
   for (const auto& d : *devices)
     if (d.ibdev == argv[1]) driver = d.driver_id;
+  GetContext(direct, driver);
+  GetContext(proxied, driver);
 
   // Each command runs `iterations` times each way, in rounds of 25 that alternate direct and
   // sentry, so that drift in the VM (TCG's translation caches, the host's load) hits both alike.

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <errno.h>
+#include <rdma/ib_user_ioctl_verbs.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/mlx5-abi.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -135,13 +137,29 @@ inline Issuer SentryIssuer(rxp_file* file, App& app) {
                 app.app};
 }
 
-// The legacy GET_CONTEXT every file needs before its first command.
-inline void GetContext(Issuer& is) {
+// The legacy GET_CONTEXT every file needs before its first command, with the driver data its
+// provider sends. rxe sends none. mlx5's kernel refuses a request without its own
+// (mlx5_ib_alloc_ucontext(): EINVAL below the v2 layout), so it gets what rdma-core's
+// mlx5_alloc_context() sends by default: 16 bfregs, 4 of them low-latency, CQE version 1 and
+// 4 KiB UARs; the response leaves room for mlx5_ib_alloc_ucontext_resp.
+inline void GetContext(Issuer& is, uint32_t driver_id = 0) {
   auto* resp = reinterpret_cast<ib_uverbs_get_context_resp*>(is.scratch + 512);
   ib_uverbs_get_context cmd{};
   cmd.response = reinterpret_cast<uint64_t>(resp);
-  auto buf = rxp::abi::testing::LegacyWrite(IB_USER_VERBS_CMD_GET_CONTEXT, cmd, {},
-                                            sizeof(*resp) / 4);
+  std::vector<std::byte> driver;
+  size_t resp_size = sizeof(*resp);
+  if (driver_id == RDMA_DRIVER_MLX5) {
+    mlx5_ib_alloc_ucontext_req_v2 req{};
+    req.total_num_bfregs = 16;
+    req.num_low_latency_bfregs = 4;
+    req.max_cqe_version = 1;
+    req.lib_caps = MLX5_LIB_CAP_4K_UAR;
+    driver.resize(sizeof(req));
+    std::memcpy(driver.data(), &req, sizeof(req));
+    resp_size += sizeof(mlx5_ib_alloc_ucontext_resp);
+  }
+  auto buf = rxp::abi::testing::LegacyWrite(IB_USER_VERBS_CMD_GET_CONTEXT, cmd, driver,
+                                            static_cast<uint16_t>(resp_size / 4));
   std::memcpy(is.scratch, buf.data(), buf.size());
   if (long r = is.write(is.scratch, buf.size()); r < 0) Die("GET_CONTEXT", r);
 }
