@@ -2,7 +2,8 @@
 # bench_on_host.sh BUILD_DIR: tests/bench/run-on-host.sh, the benchmarks' runner for a real RDMA
 # host, run in the guest as if it were one (devices found through /sys, not the test bed's env):
 # bad usage is refused with exit 2 before anything runs, and a --quick run of all four
-# benchmarks completes with every summary line. Its figures are not checked (--quick is brief).
+# benchmarks completes with every summary line. Its figures are not checked (--quick is brief)
+# and its output is shown indented, so that it is not read as the benchmarks' own.
 set -euo pipefail
 source "$(dirname "$0")/../guest/testbed.sh"
 build=${1:?usage: bench_on_host.sh BUILD_DIR}
@@ -25,11 +26,13 @@ refused --no-such-option
 
 # Unset the test bed's node variables: the runner must find the device itself.
 out=$(env -u RXP_NODE0_DEV -u RXP_NODE1_DEV "$runner" --build "$build" --quick 2>&1) || {
-  echo "$out"
+  sed 's/^/  | /' <<<"$out"
   echo "FAIL: run-on-host.sh --quick failed"
   exit 1
 }
-echo "$out"
+# Shown indented: --quick figures are noise, and the benchmarks' own lines start at the left
+# margin in the test log (vm.bench.control_path, ...), where they are what is reported.
+sed 's/^/  | /' <<<"$out"
 summary=$(sed -n '/^== summary/,$p' <<<"$out")
 for pattern in '^run-on-host: node0 rxe' '^syscall mix, untouched' '^control path: native' \
                '^floor:' '^ib_write_bw, ' '^REG_MR 64 KiB' '^largest added median'; do
