@@ -26,7 +26,11 @@ node0='' node1='' quick=0
 benches=()
 while (($#)); do
   case $1 in
-    --build) build=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+    --build|--node0|--node1)
+      [[ -n ${2:-} ]] || { echo "run-on-host: $1 needs a value" >&2; exit 2; } ;;
+  esac
+  case $1 in
+    --build) build=$(cd "$2" 2>/dev/null && pwd) || { echo "run-on-host: no directory $2" >&2; exit 2; }; shift 2 ;;
     --node0) node0=$2; shift 2 ;;
     --node1) node1=$2; shift 2 ;;
     --quick) quick=1; shift ;;
