@@ -8,8 +8,8 @@
 # order). Each compares native runs with proxied ones taken in the same invocation and prints
 # ratios, as the VM test bed's vm.harness.bench, vm.bench.control_path, vm.bench.write_bw and
 # vm.bench.sentry do; the last lines repeat each benchmark's summary. Off emulation these are
-# the figures that say what the proxy costs (under TCG every stop and kernel entry costs 10-100x
-# what it does on hardware: docs/harness.md and docs/embedding.md, "Cost").
+# the figures that say what the proxy costs (under TCG a ptrace stop costs 65-235 us against
+# 7-11 us on hardware: docs/harness.md and docs/embedding.md, "Cost").
 #
 # Devices are picked as the conformance suite picks them (tests/conformance/nodes.sh): the first
 # device with an active port and a RoCE v2 IPv4 GID (or an InfiniBand port); node1 defaults to
@@ -98,6 +98,8 @@ run_bench() {
     summary+=("$name: FAILED (exit $status)")
     return
   fi
+  # Through a file, not < <(grep ...): the test-bed guest has no /dev/fd for a process
+  # substitution.
   local -a lines
   grep -E "$pattern" "$out" >"$out.summary"
   mapfile -t lines <"$out.summary"

@@ -36,7 +36,7 @@ sed 's/^/  | /' <<<"$out"
 summary=$(sed -n '/^== summary/,$p' <<<"$out")
 for pattern in '^run-on-host: node0 rxe' '^syscall mix, untouched' '^control path: native' \
                '^floor:' '^ib_write_bw, ' '^REG_MR 64 KiB' '^largest added median'; do
-  grep -qE "$pattern" <<<"$out"$'\n'"$summary" || { echo "FAIL: no line matching $pattern"; exit 1; }
+  grep -qE "$pattern" <<<"$out" || { echo "FAIL: no line matching $pattern"; exit 1; }
 done
 grep -q FAILED <<<"$summary" && { echo "FAIL: a benchmark failed"; exit 1; }
 echo "PASS: run-on-host.sh ran all four benchmarks on $(sed -n 's/^run-on-host: node0 \([^ ]*\).*/\1/p' <<<"$out")"
