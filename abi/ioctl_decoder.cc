@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "abi/write_decoder.h"
+
 namespace rxp::abi {
 namespace {
 
@@ -129,7 +131,9 @@ PtrSpec IoctlAttr::Ptr() const {
   return spec->Ptr();
 }
 
-PayloadContext DriverContext(const IoctlRequest& r, std::span<const std::byte> driver_in) {
+PayloadContext DriverContext(const IoctlRequest& r, std::span<const std::byte> core_in,
+                             std::span<const std::byte> driver_in) {
+  if (r.write_command != nullptr) return DriverContext(*r.write_command, core_in, driver_in);
   PayloadContext c;
   c.driver_in = driver_in;
   if (r.method == nullptr) return c;

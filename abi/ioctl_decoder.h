@@ -86,8 +86,11 @@ Result<void> DecodeIoctl(std::span<const std::byte> bytes, const DeviceAbi& devi
                          IoctlRequest& out);
 
 // The facts of a QP / CQ / SRQ creation that choose the driver request layout (mlx5
-// create_qp variants), from the method's attributes and the driver request bytes.
-PayloadContext DriverContext(const IoctlRequest& request, std::span<const std::byte> driver_in);
+// create_qp variants), from the method's attributes and the driver request bytes; for
+// INVOKE_WRITE, from the legacy request it wraps (`core_in`, its CORE_IN bytes), as the write
+// handler reads them (ib_uverbs_create_qp: qp_type, create_flags, the RSS table).
+PayloadContext DriverContext(const IoctlRequest& request, std::span<const std::byte> core_in,
+                             std::span<const std::byte> driver_in);
 
 // The driver payload spec of the method (or of the legacy command INVOKE_WRITE wraps) for
 // `device`, or nullptr when the method carries no driver data the schema models.

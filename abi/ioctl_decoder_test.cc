@@ -345,7 +345,7 @@ const Layout* Mlx5CreateQpLayout(const std::vector<std::byte>& bytes) {
   REQUIRE(DecodeIoctl(bytes, kMlx5, r).ok());
   const DriverPayload* p = DriverPayloadFor(r, kMlx5);
   REQUIRE(p != nullptr);
-  return p->InFor(DriverContext(r, {}));
+  return p->InFor(DriverContext(r, {}, {}));
 }
 
 // create_user_qp() (hw/mlx5/qp.c) sends a QP with IB_QP_CREATE_SOURCE_QPN -- set from the
@@ -370,6 +370,29 @@ TEST_CASE("an mlx5 underlay UD QP (source QPN) pins sq_buf_addr on both paths", 
   REQUIRE(p != nullptr);
   CHECK(p->InFor(DriverContext(*w->command, w->core, w->driver))->Find("sq_buf_addr")->kind ==
         FieldKind::kPinnedVa);
+}
+
+// The same legacy request wrapped in INVOKE_WRITE: its layout is chosen from CORE_IN, as the
+// write handler reads it, not from QP.CREATE attributes an INVOKE_WRITE does not have.
+TEST_CASE("INVOKE_WRITE CREATE_QP picks the mlx5 layout from the legacy request", "[ioctl]") {
+  ib_uverbs_create_qp legacy{};
+  legacy.qp_type = IB_UVERBS_QPT_RAW_PACKET;
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+  b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_CREATE_QP, 8)
+      .Pointer(UVERBS_ATTR_CORE_IN, 0x1000, sizeof(legacy))
+      .Pointer(UVERBS_ATTR_CORE_OUT, 0x2000, sizeof(ib_uverbs_create_qp_resp))
+      .Pointer(UVERBS_ATTR_UHW_IN, 0x3000, sizeof(mlx5_ib_create_qp), kOpt);
+  const auto bytes = b.Build();
+  IoctlRequest r;
+  REQUIRE(DecodeIoctl(bytes, kMlx5, r).ok());
+  const DriverPayload* p = DriverPayloadFor(r, kMlx5);
+  REQUIRE(p != nullptr);
+  const auto core = std::as_bytes(std::span(&legacy, 1));
+  const Layout* raw = p->InFor(DriverContext(r, core, {}));
+  CHECK(raw->c_name == "mlx5_ib_create_qp (raw packet)");
+  CHECK(raw->Find("sq_buf_addr")->kind == FieldKind::kPinnedVa);
+  legacy.qp_type = IB_UVERBS_QPT_RC;
+  CHECK(p->InFor(DriverContext(r, core, {}))->Find("sq_buf_addr")->kind == FieldKind::kReserved);
 }
 
 }  // namespace

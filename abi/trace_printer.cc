@@ -72,11 +72,14 @@ std::string FormatIoctl(std::string_view file, const IoctlRequest& r, const Devi
   const WriteCommand* wc = r.write_command;
   const DriverPayload* driver = DriverPayloadFor(r, device);
   // The driver request, for choosing its layout variant.
-  std::span<const std::byte> uhw_in;
+  std::span<const std::byte> uhw_in, core_in;
   if (const IoctlAttr* u = r.Find(UVERBS_ATTR_UHW_IN)) {
     if (auto b = ReadAttr(in, *u)) uhw_in = *b;
   }
-  const PayloadContext context = DriverContext(r, uhw_in);
+  if (const IoctlAttr* c = wc != nullptr ? r.Find(UVERBS_ATTR_CORE_IN) : nullptr) {
+    if (auto b = ReadAttr(in, *c)) core_in = *b;
+  }
+  const PayloadContext context = DriverContext(r, core_in, uhw_in);
 
   if (wc != nullptr) {
     s += fmt::format("INVOKE_WRITE {}", wc->short_name);

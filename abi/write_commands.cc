@@ -30,7 +30,8 @@ constexpr WriteCommand kCommands[] = {
      .response = &L::kGetContextResp, .resp_size = sizeof(ib_uverbs_get_context_resp),
      .has_resp = true, .has_udata = true,
      .drivers = {.mlx5 = &D::kMlx5AllocUcontext}, .policy = kAllow,
-     .path = "legacy only: rdma-core uses DEVICE.GET_CONTEXT + ASYNC_EVENT.ALLOC on >= 5.x"},
+     .path = "DEVICE.GET_CONTEXT + ASYNC_EVENT.ALLOC on >= 5.x; this command (via INVOKE_WRITE) "
+             "after an EPROTONOSUPPORT from that method"},
     {CMD(QUERY_DEVICE), .request = &L::kQueryDevice, .req_size = sizeof(ib_uverbs_query_device),
      .response = &L::kQueryDeviceResp, .resp_size = sizeof(ib_uverbs_query_device_resp),
      .has_resp = true, .policy = kAllow, .path = "ibv_query_device via INVOKE_WRITE"},

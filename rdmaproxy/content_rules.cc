@@ -40,7 +40,9 @@ Result<void> RawPacket(const PolicyConfig& p, const CommandView& v) {
   if (p.raw_packet_qps) return Ok();
   bool source_qpn = false;
   uint64_t type = 0;
-  if (v.method != nullptr) {
+  // QP.CREATE carries them as attributes; a legacy CREATE_QP / EX_CREATE_QP, written or
+  // wrapped in INVOKE_WRITE (whose method is INVOKE_WRITE, not QP.CREATE), in its request.
+  if (v.write_command == nullptr) {
     type = InlineAttr(v, UVERBS_ATTR_CREATE_QP_TYPE);
     InlineAttr(v, UVERBS_ATTR_CREATE_QP_SOURCE_QPN, &source_qpn);
   } else {
@@ -62,13 +64,18 @@ bool GetContextOnMlx5(const CommandView& v) {
 }
 
 // mlx5_ib_alloc_ucontext(): MLX5_IB_ALLOC_UCTX_DEVX makes the context a DEVX uid, the key to
-// raw firmware commands. rdma-core (mlx5_alloc_context) retries without it on any error.
+// raw firmware commands. rdma-core's mlx5 provider asks for one at every ibv_open_device
+// (mlx5_alloc_context: always_devx) and retries without it when that fails. The refusal is
+// the kernel's answer on a device without DEVX (mlx5_ib_devx_create: -EINVAL when
+// log_max_uctx is 0), so the program takes the path it takes on such a device. Not
+// EPROTONOSUPPORT: libibverbs reads that as "no GET_CONTEXT method" (_execute_ioctl_fallback)
+// and opens every later context of the process through the legacy command.
 Result<void> Mlx5DevxContext(const PolicyConfig& p, const CommandView& v) {
   if (p.devx != DevxMode::kDeny) return Ok();
   const uint64_t flags =
       abi::ReadField(v.driver_in, offsetof(mlx5_ib_alloc_ucontext_req_v2, flags), 4);
   if ((flags & MLX5_IB_ALLOC_UCTX_DEVX) != 0)
-    return Fail(EPROTONOSUPPORT, "mlx5 DEVX contexts are denied by the sandbox policy");
+    return Fail(EINVAL, "mlx5 DEVX contexts are denied by the sandbox policy");
   return Ok();
 }
 

@@ -3,7 +3,8 @@
 //   raw-packet QPs and SOURCE_QPN     need CAP_NET_RAW on the host; denied unless the policy
 //                                     sets raw_packet_qps (EPERM, as the kernel answers)
 //   mlx5 DEVX contexts                GET_CONTEXT with MLX5_IB_ALLOC_UCTX_DEVX is refused unless
-//                                     devx is "query" (rdma-core retries without the flag)
+//                                     devx is "query" or "allow" (EINVAL, as on a device
+//                                     without DEVX; rdma-core retries without the flag)
 //   mlx5 SW-ICM device memory         DM.ALLOC of a steering ICM type is refused (EPERM)
 //   DEVX query-only                   with devx "query", DEVX_OTHER may only carry a
 //                                     whitelisted read-only PRM opcode

@@ -21,15 +21,27 @@ Result<void> SandboxUsage::Reserve(abi::ObjectId type, uint64_t pinned) {
   if (limit && count >= *limit)
     return Fail(EDQUOT, "the sandbox's {} quota ({}) is used up", abi::ObjectShortName(type),
                 *limit);
-  // The kernel answers an exhausted RLIMIT_MEMLOCK with ENOMEM (ib_umem_get); so does the
-  // sandbox's own budget, with the numbers in the reason.
-  if (pinned != 0 && quotas_.pinned_bytes && pinned_ + pinned > *quotas_.pinned_bytes)
+  RXP_TRY(FitsPinned(pinned));
+  ++count;
+  AddPinned(pinned);
+  return Ok();
+}
+
+// The kernel answers an exhausted RLIMIT_MEMLOCK with ENOMEM (ib_umem_get); so does the
+// sandbox's own budget, with the numbers in the reason. Compared without a sum that can wrap:
+// an implicit ODP REG_MR asks for 2^64-1 bytes. Called under mutex_.
+Result<void> SandboxUsage::FitsPinned(uint64_t pinned) const {
+  if (pinned != 0 && quotas_.pinned_bytes &&
+      (pinned > *quotas_.pinned_bytes || pinned_ > *quotas_.pinned_bytes - pinned))
     return Fail(ENOMEM,
                 "the sandbox's pinned-memory budget of {} is exceeded: {} in use, {} more asked",
                 Bytes(*quotas_.pinned_bytes), Bytes(pinned_), Bytes(pinned));
-  ++count;
-  pinned_ += pinned;
   return Ok();
+}
+
+// Saturating, for the same reason: without a budget nothing refuses such an MR.
+void SandboxUsage::AddPinned(uint64_t pinned) {
+  pinned_ = pinned > UINT64_MAX - pinned_ ? UINT64_MAX : pinned_ + pinned;
 }
 
 void SandboxUsage::Release(abi::ObjectId type, uint64_t pinned) {
@@ -40,11 +52,8 @@ void SandboxUsage::Release(abi::ObjectId type, uint64_t pinned) {
 
 Result<void> SandboxUsage::ReservePinned(uint64_t pinned) {
   std::lock_guard lock(mutex_);
-  if (pinned != 0 && quotas_.pinned_bytes && pinned_ + pinned > *quotas_.pinned_bytes)
-    return Fail(ENOMEM,
-                "the sandbox's pinned-memory budget of {} is exceeded: {} in use, {} more asked",
-                Bytes(*quotas_.pinned_bytes), Bytes(pinned_), Bytes(pinned));
-  pinned_ += pinned;
+  RXP_TRY(FitsPinned(pinned));
+  AddPinned(pinned);
   return Ok();
 }
 

@@ -37,6 +37,8 @@ class SandboxUsage {
   uint32_t& Live(abi::ObjectId type) {
     return type < core_live_.size() ? core_live_[type] : other_live_[type];
   }
+  Result<void> FitsPinned(uint64_t pinned) const;  // callers hold mutex_
+  void AddPinned(uint64_t pinned);                  // callers hold mutex_
 
   Quotas quotas_;
   mutable std::mutex mutex_;

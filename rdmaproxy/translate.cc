@@ -17,14 +17,20 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
   const uint64_t value = abi::ReadField(bytes, off, f.size);
   switch (f.kind) {
     case abi::FieldKind::kPinnedVa: {
-      if (!t.pin || value == 0) return true;
+      if (!t.pin) return true;
       // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
       // whole mappings, so asking for one byte finds the right one.
       uint64_t len = 1;
       size_t len_at = 0;
-      if (!f.length_field.empty())
-        if (const abi::Field* lf = layout.Locate(f.length_field, len_at))
-          len = abi::ReadField(bytes, len_at, lf->size);
+      const abi::Field* lf =
+          f.length_field.empty() ? nullptr : layout.Locate(f.length_field, len_at);
+      if (lf != nullptr) len = abi::ReadField(bytes, len_at, lf->size);
+      // 0 is "no buffer" in driver fields without a length (an XRC target QP's buf_addr). With
+      // a length it names memory like any address: REG_MR's implicit ODP MR (start 0, length
+      // 2^64-1: mlx5 create_user_odp_mr) spans the address space of the process that issues
+      // it. The app's own syscall (identity) registers the app's, as natively; anyone else
+      // must ask the embedder, so the forwarder leaves it to the app and the sentry refuses it.
+      if (value == 0 && (lf == nullptr || len == 0 || t.identity)) return true;
       auto host = t.memory.HostAddress(value, len);
       if (!host) {
         status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,

@@ -145,6 +145,20 @@ Place OutputPlace(const UverbsCommand& c, const abi::IoctlAttr& a) {
   return {false, a.data, a.len};
 }
 
+// The legacy GET_CONTEXT (ib_uverbs_get_context) creates the ucontext and, with it, the async
+// event fd it returns in resp.async_fd -- whether it came as a write() or, after rdma-core's
+// fallback from the GET_CONTEXT method (_execute_ioctl_fallback on EPROTONOSUPPORT), wrapped in
+// INVOKE_WRITE. Either way that fd must become the app's, of kind kAsyncEvent, or every CQ,
+// QP, SRQ and WQ rdma-core then creates with it as EVENT_FD is refused (EBADF).
+void ProduceLegacyContext(UverbsCommand& c, const Place& response) {
+  c.creates_context = true;
+  Produced p{Produced::What::kFd};
+  p.place = response;
+  p.offset = offsetof(ib_uverbs_get_context_resp, async_fd);
+  p.fd_kind = FileKind::kAsyncEvent;
+  c.produced.push_back(p);
+}
+
 }  // namespace
 
 UverbsFile::UverbsFile(Engine& engine, uint64_t id, std::string label, abi::DeviceAbi device)
@@ -364,7 +378,10 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     if (wc->destroys != abi::kNoObject)
       c.destroys = static_cast<uint32_t>(
           abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4));
-    if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) c.creates_context = true;
+    if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) {
+      c.creates_context = true;
+      if (core_out != nullptr) ProduceLegacyContext(c, OutputPlace(c, *core_out));
+    }
     if (wc->command == IB_USER_VERBS_CMD_REG_MR)
       c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_reg_mr, length), 8);
     if (wc->command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
@@ -380,7 +397,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   if (!driver_in.empty()) {
     const abi::DriverPayload* dp = abi::DriverPayloadFor(r, device_);
     const abi::Layout* layout =
-        dp != nullptr ? dp->InFor(abi::DriverContext(r, driver_in)) : nullptr;
+        dp != nullptr ? dp->InFor(abi::DriverContext(r, core_in, driver_in)) : nullptr;
     if (layout != nullptr)
       RXP_TRY(TranslateFields(c, *layout, driver_in_at, driver_in.size(), memory, fds, true));
     else if (layout == nullptr && !memory.IdentityMapped())
@@ -581,14 +598,8 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     p.fd_kind = FdKindOf(wc.creates);
     c.produced.push_back(p);
   }
-  if (wc.command == IB_USER_VERBS_CMD_GET_CONTEXT && w.response != 0) {
-    c.creates_context = true;
-    Produced p{Produced::What::kFd};
-    p.place = resp;
-    p.offset = offsetof(ib_uverbs_get_context_resp, async_fd);
-    p.fd_kind = FileKind::kAsyncEvent;
-    c.produced.push_back(p);
-  }
+  if (wc.command == IB_USER_VERBS_CMD_GET_CONTEXT && w.response != 0)
+    ProduceLegacyContext(c, resp);
   if (wc.destroys != abi::kNoObject)
     c.destroys = static_cast<uint32_t>(
         abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));

@@ -548,14 +548,15 @@ TEST_CASE("policy: denied methods and content rules are refused before the kerne
       .Pointer(UVERBS_ATTR_CREATE_QP_RESP_CAP, f.memory.Alloc(20), 20)
       .Pointer(UVERBS_ATTR_CREATE_QP_RESP_QP_NUM, f.memory.Alloc(4), 4);
   CHECK(f.Ioctl(qp.Build()) == -EPERM);
-  // GET_CONTEXT asking for a DEVX uid.
+  // GET_CONTEXT asking for a DEVX uid: EINVAL, a device without DEVX (mlx5_ib_devx_create),
+  // never EPROTONOSUPPORT, which libibverbs takes for "no GET_CONTEXT method".
   mlx5_ib_alloc_ucontext_req_v2 uctx{};
   uctx.flags = MLX5_IB_ALLOC_UCTX_DEVX;
   IoctlBuilder ctx(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_GET_CONTEXT, RDMA_DRIVER_MLX5);
   ctx.Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(uctx), sizeof(uctx), kOpt)
       .Pointer(UVERBS_ATTR_UHW_OUT, f.memory.Alloc(sizeof(mlx5_ib_alloc_ucontext_resp)),
                sizeof(mlx5_ib_alloc_ucontext_resp), kOpt);
-  CHECK(f.Ioctl(ctx.Build()) == -EPROTONOSUPPORT);
+  CHECK(f.Ioctl(ctx.Build()) == -EINVAL);
   CHECK(f.host.calls == 0);
   CHECK(f.engine.counters().refused_policy == 3);
   // Without the flag, GET_CONTEXT goes through.
@@ -564,6 +565,131 @@ TEST_CASE("policy: denied methods and content rules are refused before the kerne
   ctx2.Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(uctx), sizeof(uctx), kOpt);
   CHECK(f.Ioctl(ctx2.Build()) == 0);
   CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 1);
+}
+
+// rdma-core's fallback from the GET_CONTEXT method (_execute_ioctl_fallback, on
+// EPROTONOSUPPORT: a kernel or proxy without the method, or a mandatory attribute it does not
+// know) sends the legacy GET_CONTEXT wrapped in INVOKE_WRITE. The kernel's handler
+// (ib_uverbs_get_context) creates the async event fd and returns it in resp.async_fd; it must
+// become the app's like ASYNC_EVENT.ALLOC's, or the EVENT_FD of every CQ rdma-core then
+// creates is refused.
+TEST_CASE("INVOKE_WRITE GET_CONTEXT: the async event fd it creates becomes the app's",
+          "[engine]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  mlx5_ib_alloc_ucontext_req_v2 uctx{};
+  uctx.total_num_bfregs = 8;
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+  const uint64_t core_out = f.memory.Alloc(sizeof(ib_uverbs_get_context_resp));
+  b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_GET_CONTEXT, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0, sizeof(ib_uverbs_get_context))
+      .Pointer(UVERBS_ATTR_CORE_OUT, core_out, sizeof(ib_uverbs_get_context_resp))
+      .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(uctx), sizeof(uctx), kOpt)
+      .Pointer(UVERBS_ATTR_UHW_OUT, f.memory.Alloc(sizeof(mlx5_ib_alloc_ucontext_resp)),
+               sizeof(mlx5_ib_alloc_ucontext_resp), kOpt);
+  AnswerCoreOut(f, ib_uverbs_get_context_resp{66, 4});
+  REQUIRE(f.Ioctl(b.Build()) == 0);
+  const auto resp = f.memory.Get<ib_uverbs_get_context_resp>(core_out);
+  CHECK(resp.num_comp_vectors == 4);
+  REQUIRE(f.fds.fds().count(static_cast<int>(resp.async_fd)) == 1);  // an app fd, not 66
+  const HostFile adopted = f.fds.fds().at(static_cast<int>(resp.async_fd));
+  CHECK(adopted.host_fd == 66);
+  CHECK(adopted.kind == FileKind::kAsyncEvent);
+  CHECK(adopted.owner == f.file->id());
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 1);
+
+  // The CQ rdma-core creates next names it as EVENT_FD; the kernel gets the host fd.
+  int seen_event_fd = -1;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    seen_event_fd = static_cast<int>(fw.Find(UVERBS_ATTR_CREATE_CQ_EVENT_FD)->data_s64);
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
+    fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    return 0L;
+  };
+  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_MLX5);
+  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
+      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0, 8)
+      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
+      .Handle(UVERBS_ATTR_CREATE_CQ_EVENT_FD, resp.async_fd, kOpt);
+  CHECK(f.Ioctl(cq.Build()) == 0);
+  CHECK(seen_event_fd == 66);
+}
+
+// A legacy CREATE_QP wrapped in INVOKE_WRITE carries its type in CORE_IN, not in QP.CREATE
+// attributes: a raw-packet QP (which the kernel grants on the issuer's CAP_NET_RAW) is refused
+// there as on the write() path.
+TEST_CASE("raw-packet QPs are refused through INVOKE_WRITE and write() alike", "[engine][policy]") {
+  Fixture f;
+  TrackPd(f, 7);
+  TrackCq(f, 8);
+  const int calls = f.host.calls;
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_RAW_PACKET, 7, 8), 9) == -EPERM);
+  CHECK(f.host.calls == calls);
+  REQUIRE_FALSE(f.log.empty());
+  CHECK(f.log.back().find("raw-packet QPs need CAP_NET_RAW") != std::string::npos);
+  ib_uverbs_ex_create_qp ex{};
+  ex.pd_handle = 7;
+  ex.send_cq_handle = ex.recv_cq_handle = 8;
+  ex.qp_type = IB_UVERBS_QPT_UD;
+  ex.create_flags = 1u << 10;  // IB_QP_CREATE_SOURCE_QPN
+  CHECK(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_QP,
+                            ex, sizeof(ib_uverbs_ex_create_qp_resp))) == -EPERM);
+  CHECK(f.host.calls == calls);
+  CHECK(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_RC, 7, 8), 9) == 0);
+}
+
+// REG_MR with start 0 and length 2^64-1 (implicit ODP: mlx5 create_user_odp_mr) registers the
+// whole address space of the process that issues it. Only the app's own syscall may: the
+// harness's forwarder leaves it to the app, and a sentry, whose process is the runtime, refuses
+// it before the kernel sees it.
+TEST_CASE("implicit ODP REG_MR (start 0) is issued by the app's own syscall only", "[engine]") {
+  constexpr uint64_t kWholeSpace = UINT64_MAX;
+  {
+    Fixture f;  // sentry mode
+    TrackPd(f, 7);
+    const int calls = f.host.calls;
+    uint64_t resp = 0;
+    CHECK(f.Ioctl(RegMr(f.memory, 0, kWholeSpace, &resp)) == -EFAULT);
+    CHECK(f.host.calls == calls);
+  }
+  Fixture f(0);  // the harness: the forwarder, then the app's own syscall
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{7});
+    return 0L;
+  };
+  uint64_t pd_resp = 0;
+  REQUIRE(f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(AllocPd(f.memory, &pd_resp))) ==
+          0);
+  uint64_t mr_resp = 0;
+  const uint64_t arg = f.memory.PutBytes(RegMr(f.memory, 0, kWholeSpace, &mr_resp));
+  CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, arg).has_value());
+  CHECK(f.host.calls == 1);
+  auto c = f.file->BeginIoctl(f.memory, f.fds, arg);
+  REQUIRE(c.ok());
+  const uint64_t scratch = 0x600000000000;
+  auto image = (*c)->image.Relocated(scratch);
+  Forwarded fw(image.data());
+  ib_uverbs_reg_mr seen;
+  std::memcpy(&seen, image.data() + (fw.Find(UVERBS_ATTR_CORE_IN)->data - scratch), sizeof(seen));
+  CHECK(seen.start == 0);
+  CHECK(seen.length == kWholeSpace);
+}
+
+// The pinned budget is compared without a sum that can wrap: 2^64-1 bytes asked on top of
+// what is in use must not pass as a small number.
+TEST_CASE("the pinned budget cannot be wrapped around", "[engine]") {
+  Fixture f(0, PinnedQuota(64 * 1024));
+  SandboxUsage& usage = f.engine.usage();
+  REQUIRE(usage.ReservePinned(4096).ok());
+  CHECK(usage.ReservePinned(UINT64_MAX).error().errnum == ENOMEM);
+  CHECK(usage.Reserve(UVERBS_OBJECT_MR, UINT64_MAX - 4095).error().errnum == ENOMEM);
+  CHECK(usage.pinned_bytes() == 4096);
+  Fixture unlimited(0);
+  REQUIRE(unlimited.engine.usage().ReservePinned(4096).ok());
+  REQUIRE(unlimited.engine.usage().ReservePinned(UINT64_MAX).ok());
+  CHECK(unlimited.engine.usage().pinned_bytes() == UINT64_MAX);  // saturated, not wrapped
 }
 
 TEST_CASE("rxe: queue mmap cookies from create responses are mappable once", "[engine][mmap]") {

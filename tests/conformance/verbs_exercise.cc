@@ -8,6 +8,8 @@
 // events, the legacy write() ABI issued by hand on the command fd, the fork protection
 // status (copy-on-fork over RDMA netlink), verbs a device may lack (XRC domain, WQ, device
 // memory, MR advice, CQ moderation, context and PD import: on rxe their errnos are compared),
+// the legacy GET_CONTEXT through INVOKE_WRITE (rdma-core's fallback) with a CQ on its async
+// event fd, an implicit ODP MR,
 // and error paths (bad handles, unmapped memory, a non-RDMA fd as a completion channel, a bad
 // completion vector): their errnos are printed, and must match native.
 //
@@ -580,6 +582,51 @@ int main(int argc, char** argv) {
     } else if (copy >= 0) {
       close(copy);
     }
+  }
+
+  // --- the legacy context path rdma-core falls back to -----------------------------------
+  // On an EPROTONOSUPPORT from the GET_CONTEXT method, libibverbs opens contexts with the
+  // legacy GET_CONTEXT wrapped in INVOKE_WRITE (cmd_get_context): the kernel creates the async
+  // event fd there (ib_uverbs_get_context) and every CQ and QP rdma-core then creates names it
+  // as EVENT_FD. On a second open of the device, so the program's own context is untouched.
+  {
+    const std::string path = std::string("/dev/infiniband/") + ctx->device->dev_name;
+    const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (fd < 0) Die("invoke_write_get_context", "open");
+    ib_uverbs_get_context_resp resp{};
+    const int err = RawIoctl(
+        fd, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver_id,
+        {Attr(UVERBS_ATTR_WRITE_CMD, 8, IB_USER_VERBS_CMD_GET_CONTEXT),
+         Attr(UVERBS_ATTR_CORE_IN, 8, 0),  // ib_uverbs_get_context: `response`, unused here
+         Attr(UVERBS_ATTR_CORE_OUT, sizeof(resp), reinterpret_cast<uint64_t>(&resp))});
+    Outcome("invoke_write_get_context", err);
+    if (err == 0) {
+      const int async_fd = static_cast<int>(resp.async_fd);
+      Ok("invoke_write_get_context_fd", "open=%d", fcntl(async_fd, F_GETFD) >= 0);
+      uint32_t resp_cqe = 0;
+      uint64_t uhw_out[8] = {};  // the driver's response (rxe: the queue's mmap info)
+      Outcome("create_cq_with_legacy_async_fd",
+              RawIoctl(fd, UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, driver_id,
+                       {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0),
+                        Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 16),
+                        Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
+                        Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
+                        Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4,
+                             reinterpret_cast<uint64_t>(&resp_cqe)),
+                        Attr(UVERBS_ATTR_CREATE_CQ_EVENT_FD, 0, static_cast<uint64_t>(async_fd)),
+                        Attr(UVERBS_ATTR_UHW_OUT, sizeof(uhw_out),
+                             reinterpret_cast<uint64_t>(uhw_out))}));
+      close(async_fd);
+    }
+    close(fd);  // the context and its CQ go with the file
+  }
+  // An implicit ODP MR (start 0, the whole address space: ibv_reg_mr(pd, NULL, SIZE_MAX,
+  // ON_DEMAND)) registers the address space of the process that issues it, so only the
+  // program's own syscall may: the errno (rxe has no ODP) or the MR must be native's.
+  {
+    ibv_mr* odp = ibv_reg_mr(pd, nullptr, SIZE_MAX, IBV_ACCESS_ON_DEMAND | IBV_ACCESS_LOCAL_WRITE);
+    Outcome("reg_mr_implicit_odp", odp != nullptr ? 0 : errno);
+    if (odp != nullptr) ibv_dereg_mr(odp);
   }
 
   // --- teardown (the kernel's order: children before parents) ---------------------------
