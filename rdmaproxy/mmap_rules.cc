@@ -1,14 +1,13 @@
 #include "rdmaproxy/mmap_rules.h"
 
 #include <sys/mman.h>
+#include <unistd.h>
 
+#include <bit>
 #include <cerrno>
 
 namespace rxp::proxy {
 namespace {
-
-constexpr unsigned kPageShift = 12;  // mmap offsets are in pages (vma->vm_pgoff)
-constexpr uint64_t kPageSize = 1ull << kPageShift;
 
 // enum mlx5_ib_mmap_cmd (drivers/infiniband/hw/mlx5/mlx5_ib.h).
 enum Mlx5MmapCmd : uint32_t {
@@ -25,6 +24,12 @@ enum Mlx5MmapCmd : uint32_t {
 
 }  // namespace
 
+unsigned MmapRules::HostPageShift() {
+  static const unsigned shift = static_cast<unsigned>(
+      std::countr_zero(static_cast<unsigned long>(::sysconf(_SC_PAGESIZE))));
+  return shift;
+}
+
 Result<void> MmapRules::Check(uint64_t offset, uint64_t length, int prot) {
   RXP_TRY(CheckOffset(offset, length, prot));
   checked_.insert(offset);
@@ -40,7 +45,8 @@ Result<void> MmapRules::Mapped(uint64_t offset) {
 
 Result<void> MmapRules::CheckOffset(uint64_t offset, uint64_t length, int prot) const {
   if (length == 0) return Fail(EINVAL, "mmap of length 0");  // do_mmap(), as mmap(2) says
-  if (offset % kPageSize != 0) return Fail(EINVAL, "mmap offset {:#x} is not page aligned", offset);
+  if ((offset & ((1ull << page_shift_) - 1)) != 0)
+    return Fail(EINVAL, "mmap offset {:#x} is not page aligned", offset);
   switch (driver_) {
     case abi::Driver::kMlx5: return CheckMlx5(offset, length, prot);
     case abi::Driver::kRxe: return CheckRxe(offset, length);
@@ -51,7 +57,7 @@ Result<void> MmapRules::CheckOffset(uint64_t offset, uint64_t length, int prot) 
 
 // mlx5_ib_mmap() (hw/mlx5/main.c).
 Result<void> MmapRules::CheckMlx5(uint64_t offset, uint64_t length, int prot) const {
-  const uint64_t pgoff = offset >> kPageShift;
+  const uint64_t pgoff = offset >> page_shift_;
   const auto cmd = static_cast<uint32_t>((pgoff >> 8) & 0xff);
   switch (cmd) {
     case kRegularPage:

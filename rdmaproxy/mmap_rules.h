@@ -17,7 +17,11 @@ namespace rxp::proxy {
 
 class MmapRules {
  public:
-  explicit MmapRules(abi::Driver driver) : driver_(driver) {}
+  // `page_shift`: the host kernel's PAGE_SHIFT, the unit of mmap offsets (vma->vm_pgoff) --
+  // 12 on x86-64, 16 on an arm64 kernel with 64 KiB pages.
+  explicit MmapRules(abi::Driver driver, unsigned page_shift = HostPageShift())
+      : driver_(driver), page_shift_(page_shift) {}
+  static unsigned HostPageShift();
 
   // rxe: a queue's mmap cookie from a create / resize / modify response.
   void AllowOnce(uint64_t offset, uint64_t size) { once_[offset] = size; }
@@ -39,6 +43,7 @@ class MmapRules {
   Result<void> CheckRxe(uint64_t offset, uint64_t length) const;
 
   abi::Driver driver_;
+  unsigned page_shift_;
   std::map<uint64_t, uint64_t> once_;     // rxe: offset -> size
   std::map<uint64_t, uint64_t> entries_;  // mlx5: offset -> size
   std::set<uint64_t> checked_;            // passed Check, not yet Mapped

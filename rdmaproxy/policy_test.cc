@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "rdmaproxy/mmap_rules.h"
 #include "rdmaproxy/sandbox_usage.h"
@@ -129,7 +130,7 @@ TEST_CASE("sandbox usage: counts and pinned bytes against the quotas", "[policy]
 }
 
 TEST_CASE("mlx5 mmap offsets: command encoding and handed-out entries", "[mmap]") {
-  MmapRules m(abi::Driver::kMlx5);
+  MmapRules m(abi::Driver::kMlx5, 12);
   auto off = [](uint64_t cmd, uint64_t index) { return ((cmd << 8) | index) << 12; };
   CHECK(m.Check(off(0, 0), 4096, PROT_WRITE).ok());          // static UAR page
   CHECK(m.Check(off(5, 0), 4096, PROT_READ).ok());           // core clock, read-only
@@ -144,6 +145,20 @@ TEST_CASE("mlx5 mmap offsets: command encoding and handed-out entries", "[mmap]"
   m.RevokeEntry(off(9, 3));
   CHECK(m.Check(off(9, 3), 4096, PROT_WRITE).error().errnum == EINVAL);
   CHECK(m.Check(123, 4096, PROT_READ).error().errnum == EINVAL);  // unaligned
+}
+
+// mlx5_ib_mmap() decodes vma->vm_pgoff, in the host kernel's pages: on an arm64 kernel with
+// 64 KiB pages (Grace hosts) libmlx5 maps the clock page at (5 << 8) << 16, not << 12.
+TEST_CASE("mlx5 mmap offsets are decoded in the host's page size", "[mmap]") {
+  MmapRules m(abi::Driver::kMlx5, 16);
+  auto off = [](uint64_t cmd, uint64_t index) { return ((cmd << 8) | index) << 16; };
+  CHECK(m.Check(off(5, 0), 65536, PROT_READ).ok());
+  CHECK(m.Check(off(5, 0), 65536, PROT_READ | PROT_WRITE).error().errnum == EPERM);
+  CHECK(m.Check(off(0, 1), 65536, PROT_WRITE).ok());
+  CHECK(m.Check(off(9, 3), 65536, PROT_WRITE).error().errnum == EINVAL);  // not handed out
+  CHECK(m.Check(4096, 4096, PROT_READ).error().errnum == EINVAL);  // not 64 KiB aligned
+  CHECK(MmapRules::HostPageShift() == static_cast<unsigned>(__builtin_ctzl(
+                                          static_cast<unsigned long>(sysconf(_SC_PAGESIZE)))));
 }
 
 }  // namespace

@@ -140,8 +140,9 @@ inline Issuer SentryIssuer(rxp_file* file, App& app) {
 // The legacy GET_CONTEXT every file needs before its first command, with the driver data its
 // provider sends. rxe sends none. mlx5's kernel refuses a request without its own
 // (mlx5_ib_alloc_ucontext(): EINVAL below the v2 layout), so it gets what rdma-core's
-// mlx5_alloc_context() sends by default: 16 bfregs, 4 of them low-latency, CQE version 1 and
-// 4 KiB UARs; the response leaves room for mlx5_ib_alloc_ucontext_resp.
+// mlx5_alloc_context() sends by default once the sandbox's policy has refused its first,
+// DEVX request: 16 bfregs, 4 of them low-latency, CQE version 1, 4 KiB and dynamic UARs; the
+// response leaves room for mlx5_ib_alloc_ucontext_resp.
 inline void GetContext(Issuer& is, uint32_t driver_id = 0) {
   auto* resp = reinterpret_cast<ib_uverbs_get_context_resp*>(is.scratch + 512);
   ib_uverbs_get_context cmd{};
@@ -153,7 +154,7 @@ inline void GetContext(Issuer& is, uint32_t driver_id = 0) {
     req.total_num_bfregs = 16;
     req.num_low_latency_bfregs = 4;
     req.max_cqe_version = 1;
-    req.lib_caps = MLX5_LIB_CAP_4K_UAR;
+    req.lib_caps = MLX5_LIB_CAP_4K_UAR | MLX5_LIB_CAP_DYN_UAR;
     driver.resize(sizeof(req));
     std::memcpy(driver.data(), &req, sizeof(req));
     resp_size += sizeof(mlx5_ib_alloc_ucontext_resp);
