@@ -268,6 +268,17 @@ Result<void> ValidateWriteBody(const WriteCommand& c, std::span<const std::byte>
   return Ok();
 }
 
+Result<void> ValidateWriteResponse(const WriteCommand& c, std::span<const std::byte> core,
+                                   uint64_t response_len) {
+  if (c.command != IB_USER_VERBS_CMD_POLL_CQ) return Ok();
+  const uint64_t ne = ReadField(core, offsetof(ib_uverbs_poll_cq, ne), 4);
+  const uint64_t writes = sizeof(ib_uverbs_poll_cq_resp) + ne * sizeof(ib_uverbs_wc);
+  if (writes > response_len)
+    return Fail(EINVAL, "{}: ne {} completions need {} response bytes, the caller gave {}",
+                c.short_name, ne, writes, response_len);
+  return Ok();
+}
+
 Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi& device) {
   (void)device;  // the write ABI carries no driver id; driver data is read per device later
   WriteRequest r;
@@ -343,6 +354,7 @@ Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi
     }
   }
   RXP_TRY(ValidateWriteBody(*c, r.core));
+  RXP_TRY(ValidateWriteResponse(*c, r.core, r.response_len));
   return r;
 }
 

@@ -34,6 +34,14 @@ Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi
 // indirection table handles, flow specs). Used for write() and for INVOKE_WRITE's CORE_IN.
 Result<void> ValidateWriteBody(const WriteCommand& command, std::span<const std::byte> core);
 
+// Whether what the command's handler writes fits the response length the caller declared
+// (out_words, or INVOKE_WRITE's CORE_OUT): POLL_CQ's handler (ib_uverbs_poll_cq) writes
+// 8 + ne * 48 bytes -- one ib_uverbs_wc per completion it finds -- whatever that length says.
+// Natively the excess lands in the caller's own memory; a proxy that bounces responses must
+// not let it land past its bounce buffer, so such a request is EINVAL.
+Result<void> ValidateWriteResponse(const WriteCommand& command, std::span<const std::byte> core,
+                                   uint64_t response_len);
+
 // The facts of a legacy QP creation that choose the driver request layout (mlx5 create_qp
 // variants), from the core request (CREATE_QP, EX_CREATE_QP) and the driver request.
 PayloadContext DriverContext(const WriteCommand& command, std::span<const std::byte> core,

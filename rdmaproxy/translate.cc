@@ -17,7 +17,6 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
   const uint64_t value = abi::ReadField(bytes, off, f.size);
   switch (f.kind) {
     case abi::FieldKind::kPinnedVa: {
-      if (!t.pin) return true;
       // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
       // whole mappings, so asking for one byte finds the right one.
       uint64_t len = 1;
@@ -25,6 +24,17 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
       const abi::Field* lf =
           f.length_field.empty() ? nullptr : layout.Locate(f.length_field, len_at);
       if (lf != nullptr) len = abi::ReadField(bytes, len_at, lf->size);
+      if (!t.pin) {
+        // A range the request does not use (REREG_MR without IB_MR_REREG_TRANS): the core
+        // ignores it, but a 6.12 mlx5 driver recreating an ODP or dma-buf MR registers it
+        // anyway (mlx5_ib_rereg_user_mr: recreate). The app's own syscall passes it as it is;
+        // anyone else passes an empty one, never an app address the runtime's kernel would pin.
+        if (!t.identity) {
+          std::memset(bytes.data() + off, 0, f.size);
+          if (lf != nullptr) std::memset(bytes.data() + len_at, 0, lf->size);
+        }
+        return true;
+      }
       // 0 is "no buffer" in driver fields without a length (an XRC target QP's buf_addr). With
       // a length it names memory like any address: REG_MR's implicit ODP MR (start 0, length
       // 2^64-1: mlx5 create_user_odp_mr) spans the address space of the process that issues

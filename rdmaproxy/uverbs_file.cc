@@ -18,6 +18,11 @@ namespace rxp::proxy {
 namespace {
 
 constexpr size_t kAttr = sizeof(ib_uverbs_attr);
+// The least a response bounce buffer holds. Drivers copy some responses with ib_copy_to_udata,
+// which does not look at the caller's length (mlx5_ib_create_cq: the cqn; mlx5_ib_alloc_pd: the
+// pdn): natively a short buffer is the caller's own memory to lose, here those bytes must land
+// inside the image. Only the caller's length is copied back.
+constexpr size_t kMinResponseBounce = 64;
 // The largest write() the proxy copies: rdma-core's largest legacy request is a few hundred
 // bytes; POST_SEND/RECV with many WRs is the only big one and providers with user-space
 // queues never send it.
@@ -180,6 +185,19 @@ Result<int> UverbsFile::ResolveFd(FdBridge& fds, int app_fd, FileKind want) {
   return f->host_fd;
 }
 
+// OPEN_XRCD.fd: the kernel keys XRC domains by the file's inode, across every process of the
+// host (find_xrcd). The device and event files of every sandbox share the host's inodes, so a
+// domain opened on one of them would be shared -- its XRC target QPs and SRQs with it -- with
+// other sandboxes on the host: refused (EPERM), as the policy refuses what crosses sandboxes.
+Result<int> UverbsFile::ResolveXrcdFd(FdBridge& fds, int app_fd) {
+  auto f = fds.Resolve(app_fd);
+  if (!f) return Fail(EBADF, "fd {} is not an open file of the app", app_fd);
+  if (f->kind != FileKind::kOther && f->kind != FileKind::kDmaBuf)
+    return Fail(EPERM, "an XRC domain keyed by a {} file would be shared with every sandbox on "
+                "the host", FileKindName(f->kind));
+  return f->host_fd;
+}
+
 Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
                                          size_t length, AppMemory& memory, FdBridge& fds,
                                          bool pin_trans,
@@ -187,10 +205,10 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
                      c.short_name, {}};
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
-  // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file.
-  t.resolve_fd = [&](const abi::Field& f, int fd) {
-    return ResolveFd(fds, fd, f.name == "comp_channel" ? FileKind::kCompChannel
-                                                        : FileKind::kOther);
+  // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file but an RDMA one.
+  t.resolve_fd = [&](const abi::Field& f, int fd) -> Result<int> {
+    if (f.name == "comp_channel") return ResolveFd(fds, fd, FileKind::kCompChannel);
+    return ResolveXrcdFd(fds, fd);
   };
   return fields ? rxp::proxy::TranslateFields(t, layout, at, length, *fields)
                 : rxp::proxy::TranslateFields(t, layout, at, length);
@@ -292,7 +310,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       }
       case abi::AttrType::kPtrOut:
         if (!c.identity) {  // sentry: the kernel writes into a bounce buffer in the image
-          const size_t at = c.image.Reserve(a.len);
+          const size_t at = c.image.Reserve(std::max<size_t>(a.len, kMinResponseBounce));
           c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
           c.outputs.push_back({at, a.data, a.len, k});
         }
@@ -357,6 +375,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   // INVOKE_WRITE: validate and translate the legacy request like a write() body.
   if (const abi::WriteCommand* wc = r.write_command) {
     RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
+    if (const abi::IoctlAttr* out = r.Find(UVERBS_ATTR_CORE_OUT))
+      RXP_TRY(abi::ValidateWriteResponse(*wc, core_in, out->len));
     if (!facts->handles.empty())
       RXP_TRY(objects_.CheckHandles(facts->handles, core_in, c.short_name));
     const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
@@ -583,7 +603,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   const uint32_t resp_total = w.response_len + w.driver_response_len;
   Place resp{false, w.response, w.response_len};
   if (w.response != 0 && !c.identity) {
-    const size_t bounce = c.image.Reserve(resp_total);
+    const size_t bounce = c.image.Reserve(resp_total + kMinResponseBounce);
     const size_t field = wc.extended() ? base + sizeof(ib_uverbs_cmd_hdr) : core_at;
     c.image.PointTo(field, bounce);
     c.outputs.push_back({bounce, w.response, resp_total, -1});

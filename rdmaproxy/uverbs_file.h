@@ -122,6 +122,7 @@ class UverbsFile {
                                size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans,
                                std::optional<std::span<const abi::FieldAt>> fields = {});
   Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
+  Result<int> ResolveXrcdFd(FdBridge& fds, int app_fd);
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
               AppMemory& memory, FdBridge& fds);

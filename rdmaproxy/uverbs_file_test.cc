@@ -692,6 +692,141 @@ TEST_CASE("the pinned budget cannot be wrapped around", "[engine]") {
   CHECK(unlimited.engine.usage().pinned_bytes() == UINT64_MAX);  // saturated, not wrapped
 }
 
+// ib_uverbs_poll_cq writes 8 + ne * 48 bytes, whatever length the caller declared: in sentry
+// mode into a bounce buffer of that length, so a larger ne is refused before the kernel.
+TEST_CASE("POLL_CQ: ne must fit the response the caller declared", "[engine]") {
+  Fixture f;
+  TrackCq(f, 8);
+  const int calls = f.host.calls;
+  ib_uverbs_poll_cq cmd{};
+  cmd.response = f.memory.Alloc(4096);
+  cmd.cq_handle = 8;
+  cmd.ne = 64;
+  const auto short_write = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_POLL_CQ, cmd, {}, 2);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(short_write),
+                      short_write.size()) == -EINVAL);
+  CHECK(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_POLL_CQ, cmd,
+                            sizeof(ib_uverbs_poll_cq_resp))) == -EINVAL);
+  CHECK(f.host.calls == calls);
+  REQUIRE_FALSE(f.log.empty());
+  CHECK(f.log.back().find("ne 64 completions need 3080 response bytes") != std::string::npos);
+  // rdma-core's own request (ibv_cmd_poll_cq: 8 + ne * 48 bytes) goes through.
+  const auto fits = abi::testing::LegacyWrite(
+      IB_USER_VERBS_CMD_POLL_CQ, cmd, {},
+      static_cast<uint16_t>((sizeof(ib_uverbs_poll_cq_resp) + 64 * sizeof(ib_uverbs_wc)) / 4));
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(fits), fits.size()) ==
+        static_cast<long>(fits.size()));
+  CHECK(f.host.calls == calls + 1);
+}
+
+// REREG_MR without IB_MR_REREG_TRANS: the range is unused by the core, but a 6.12 mlx5 driver
+// recreating an ODP MR registers it (mlx5_ib_rereg_user_mr: recreate). In sentry mode the app's
+// numbers would be addresses of the runtime: they go as an empty range, through both paths.
+TEST_CASE("REREG_MR without TRANS: no app address reaches a sentry's kernel", "[engine]") {
+  Fixture f;
+  TrackPd(f, 7);
+  ib_uverbs_rereg_mr req{};
+  req.mr_handle = 3;
+  req.flags = abi::kMrReregAccess;
+  req.start = 0x5555'0000'0000;  // not app memory at all
+  req.length = uint64_t{1} << 30;
+  req.hca_va = 0x5555'0000'0000;
+  req.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
+  ib_uverbs_rereg_mr seen{};
+  // MR 3 of PD 7 (REG_MR), then the rereg of its access only.
+  f.host.on_ioctl = [&, first = true](void* arg) mutable {
+    Forwarded fw(arg);
+    if (first) {
+      first = false;
+      fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x111, 0x222});
+      return 0L;
+    }
+    std::memcpy(&seen, reinterpret_cast<void*>(fw.Find(UVERBS_ATTR_CORE_IN)->data), sizeof(seen));
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x10, 0x20});
+    return 0L;
+  };
+  uint64_t resp = 0;
+  REQUIRE(f.Ioctl(RegMr(f.memory, f.memory.Alloc(8192), 8192, &resp)) == 0);
+  REQUIRE(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_REREG_MR, req,
+                              sizeof(ib_uverbs_rereg_mr_resp))) == 0);
+  CHECK(seen.start == 0);
+  CHECK(seen.length == 0);
+  CHECK(seen.mr_handle == 3);
+  CHECK(seen.access_flags == req.access_flags);
+  req.response = f.memory.Alloc(sizeof(ib_uverbs_rereg_mr_resp));
+  const auto written = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_REREG_MR, req, {},
+                                                 sizeof(ib_uverbs_rereg_mr_resp) / 4);
+  f.host.on_write = [&](const void* b, size_t len) {
+    std::memcpy(&seen, static_cast<const std::byte*>(b) + sizeof(ib_uverbs_cmd_hdr), sizeof(seen));
+    return static_cast<long>(len);
+  };
+  seen = req;
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), written.size()) ==
+        static_cast<long>(written.size()));
+  CHECK(seen.start == 0);
+  CHECK(seen.length == 0);
+}
+
+// mlx5 copies some driver responses with ib_copy_to_udata, which ignores the caller's length
+// (mlx5_ib_create_cq: the cqn). A 0-byte UHW_OUT still gets a bounce those bytes fit in; the
+// kernel sees the app's length, and the app gets back none. (The unit tests' ASan run catches
+// a write past the image.)
+TEST_CASE("a short UHW_OUT gets a bounce the driver's unchecked copy fits in", "[engine]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  const uint64_t app_out = f.memory.Alloc(16);
+  uint16_t kernel_len = 0xffff;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_attr* out = fw.Find(UVERBS_ATTR_UHW_OUT);
+    REQUIRE(out != nullptr);
+    kernel_len = out->len;
+    const uint64_t cqn = 0x4242;  // what mlx5_ib_create_cq copies, and a little more
+    std::memcpy(reinterpret_cast<void*>(out->data), &cqn, sizeof(cqn));
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
+    fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    return 0L;
+  };
+  std::vector<std::byte> uhw_in(512);  // so that the image ends where its bounce would
+  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_MLX5);
+  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
+      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
+      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0, 8)
+      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
+      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
+      .Pointer(UVERBS_ATTR_UHW_IN, f.memory.PutBytes(uhw_in), 512, kOpt)
+      .Pointer(UVERBS_ATTR_UHW_OUT, app_out, 0, kOpt);
+  CHECK(f.Ioctl(cq.Build()) == 0);
+  CHECK(kernel_len == 0);
+  CHECK(f.memory.Get<uint64_t>(app_out) == 0);  // nothing past the app's 0 bytes came back
+}
+
+// OPEN_XRCD keys the domain by the file's inode across the host (find_xrcd): the app's device
+// and event files share their inodes with every sandbox, so a domain on one is refused.
+TEST_CASE("OPEN_XRCD on an RDMA file is refused, on the app's own file forwarded", "[engine]") {
+  Fixture f;
+  f.fds.Add(5, {77, FileKind::kUverbs, f.file->id()});
+  f.fds.Add(6, {88, FileKind::kOther, 0});
+  ib_uverbs_open_xrcd req{};
+  req.fd = 5;
+  req.oflags = 0x40;  // O_CREAT
+  CHECK(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_OPEN_XRCD, req,
+                            sizeof(ib_uverbs_open_xrcd_resp))) == -EPERM);
+  CHECK(f.host.calls == 0);
+  int seen_fd = -1;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_open_xrcd r;
+    std::memcpy(&r, reinterpret_cast<void*>(fw.Find(UVERBS_ATTR_CORE_IN)->data), sizeof(r));
+    seen_fd = static_cast<int>(r.fd);
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_open_xrcd_resp{4});
+    return 0L;
+  };
+  req.fd = 6;
+  CHECK(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_OPEN_XRCD, req,
+                            sizeof(ib_uverbs_open_xrcd_resp))) == 0);
+  CHECK(seen_fd == 88);
+}
+
 TEST_CASE("rxe: queue mmap cookies from create responses are mappable once", "[engine][mmap]") {
   Fixture f;
   const uint64_t uhw = f.memory.Alloc(sizeof(rxe_create_cq_resp));
