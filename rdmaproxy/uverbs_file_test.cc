@@ -198,14 +198,20 @@ TEST_CASE("sentry mode: outputs come back through bounce buffers, objects are tr
 }
 
 // CQ.CREATE naming app fd `channel` as its completion channel.
-std::vector<std::byte> CreateCqWithChannel(FakeAppMemory& mem, int channel) {
-  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
+// CQ.CREATE of 16 entries with its mandatory attributes; callers add the optional ones.
+IoctlBuilder CqCreate(uint32_t driver, uint64_t resp_cqe, uint64_t user_handle = 0) {
+  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, driver);
   cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
       .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
+      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, user_handle, 8)
       .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, mem.Alloc(4), 4)
-      .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
+      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, resp_cqe, 4);
+  return cq;
+}
+
+std::vector<std::byte> CreateCqWithChannel(FakeAppMemory& mem, int channel) {
+  IoctlBuilder cq = CqCreate(RDMA_DRIVER_RXE, mem.Alloc(4), 0x1234);
+  cq.Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
   return cq.Build();
 }
 
@@ -481,13 +487,8 @@ TEST_CASE("fds: completion channels must be this file's, new fds become app fds"
   f.fds.Add(5, {55, FileKind::kCompChannel, 999});           // another file's channel
   auto cq = [&](int channel) {
     const uint64_t resp = f.memory.Alloc(4);
-    IoctlBuilder b(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
-    b.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
-        .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-        .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0x1234, 8)
-        .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-        .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, resp, 4)
-        .Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
+    IoctlBuilder b = CqCreate(RDMA_DRIVER_RXE, resp, 0x1234);
+    b.Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, static_cast<uint64_t>(channel), kOpt);
     return b.Build();
   };
   int seen_channel = -1;
@@ -606,13 +607,8 @@ TEST_CASE("INVOKE_WRITE GET_CONTEXT: the async event fd it creates becomes the a
     fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
     return 0L;
   };
-  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_MLX5);
-  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
-      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0, 8)
-      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
-      .Handle(UVERBS_ATTR_CREATE_CQ_EVENT_FD, resp.async_fd, kOpt);
+  IoctlBuilder cq = CqCreate(RDMA_DRIVER_MLX5, f.memory.Alloc(4));
+  cq.Handle(UVERBS_ATTR_CREATE_CQ_EVENT_FD, resp.async_fd, kOpt);
   CHECK(f.Ioctl(cq.Build()) == 0);
   CHECK(seen_event_fd == 66);
 }
@@ -787,13 +783,8 @@ TEST_CASE("a short UHW_OUT gets a bounce the driver's unchecked copy fits in", "
     return 0L;
   };
   std::vector<std::byte> uhw_in(512);  // so that the image ends where its bounce would
-  IoctlBuilder cq(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_MLX5);
-  cq.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
-      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0, 8)
-      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, f.memory.Alloc(4), 4)
-      .Pointer(UVERBS_ATTR_UHW_IN, f.memory.PutBytes(uhw_in), 512, kOpt)
+  IoctlBuilder cq = CqCreate(RDMA_DRIVER_MLX5, f.memory.Alloc(4));
+  cq.Pointer(UVERBS_ATTR_UHW_IN, f.memory.PutBytes(uhw_in), 512, kOpt)
       .Pointer(UVERBS_ATTR_UHW_OUT, app_out, 0, kOpt);
   CHECK(f.Ioctl(cq.Build()) == 0);
   CHECK(kernel_len == 0);
@@ -831,13 +822,8 @@ TEST_CASE("rxe: queue mmap cookies from create responses are mappable once", "[e
   Fixture f;
   const uint64_t uhw = f.memory.Alloc(sizeof(rxe_create_cq_resp));
   const uint64_t resp = f.memory.Alloc(4);
-  IoctlBuilder b(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, RDMA_DRIVER_RXE);
-  b.Handle(UVERBS_ATTR_CREATE_CQ_HANDLE, 0)
-      .Inline(UVERBS_ATTR_CREATE_CQ_CQE, 16, 4)
-      .Inline(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 0, 8)
-      .Inline(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 0, 4)
-      .Pointer(UVERBS_ATTR_CREATE_CQ_RESP_CQE, resp, 4)
-      .Pointer(UVERBS_ATTR_UHW_OUT, uhw, sizeof(rxe_create_cq_resp), kOpt);
+  IoctlBuilder b = CqCreate(RDMA_DRIVER_RXE, resp);
+  b.Pointer(UVERBS_ATTR_UHW_OUT, uhw, sizeof(rxe_create_cq_resp), kOpt);
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
     fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 2;
