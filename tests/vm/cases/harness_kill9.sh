@@ -77,17 +77,44 @@ finish() {
   rxp_resources_back_to_baseline
 }
 
+# ended_by_itself: the transfer ended before the test's kill, with a completion error perftest
+# printed. rxe in the emulated 6.1 guest once ended an RDMA write stream that way mid-transfer
+# (REM_INV_REQ_ERR after ~1,900 completions, CI). Posts and completions are the program's own
+# queue memory and its own POST_SEND write(), which the harness forwards unchanged, so this is
+# not the behaviour under test: the pair is started again, at most three times in all.
+ended_by_itself() { grep -q "Completion with error" "$dir/client" "$dir/server"; }
+
+restart_pair() {
+  echo "the transfer ended by itself before the kill (attempt $1):"
+  grep -h -A1 "Completion with error" "$dir/client" "$dir/server" || true
+  kill -9 "$server" "$client" 2>/dev/null || true
+  wait "$server" "$client" 2>/dev/null || true
+  rxp_resources_back_to_baseline
+}
+
 echo "== kill -9 of the proxied program"
-start_transfer
-kill -9 "$cprog"
-rc=0
-wait "$client" || rc=$?
+for attempt in 1 2 3; do
+  start_transfer
+  kill -9 "$cprog" 2>/dev/null || true
+  rc=0
+  wait "$client" || rc=$?
+  ((rc != 137)) && ended_by_itself && ((attempt < 3)) && { restart_pair "$attempt"; continue; }
+  break
+done
 echo "the harness of the killed program exited with $rc"
 ((rc == 137)) || { echo "expected 137 (128 + SIGKILL)" >&2; exit 1; }
 finish
 
 echo "== kill -9 of the harness"
-start_transfer
+for attempt in 1 2 3; do
+  start_transfer
+  if ! kill -0 "$cprog" 2>/dev/null || [[ $(ps -o stat= -p "$cprog") == Z* ]]; then
+    ended_by_itself && ((attempt < 3)) && { restart_pair "$attempt"; continue; }
+    echo "the program ended before its harness was killed" >&2
+    exit 1
+  fi
+  break
+done
 kill -9 "$client" || { echo "the client harness was already gone" >&2; exit 1; }
 wait "$client" 2>/dev/null || true
 for ((i = 0; i < 50 && $(ps -o pid= -p "$cprog" | wc -l) > 0; i++)); do sleep 0.1; done
