@@ -1,8 +1,11 @@
 // mlx5 and rxe driver payload layouts. For mlx5, every address the kernel pins is marked
-// kPinnedVa: buf_addr is pinned with ib_umem_get() and db_addr's page with
-// mlx5_ib_db_map_user() (hw/mlx5/{cq,qp,srq}.c). For rxe, responses carry mmap cookies and
+// kPinnedVa: buf_addr is pinned with ib_umem_get() for the length the driver computes
+// (abi/mlx5_queue_sizes.h) and db_addr's page with mlx5_ib_db_map_user()
+// (hw/mlx5/{cq,qp,srq}.c). For rxe, responses carry mmap cookies and
 // MODIFY_SRQ carries a pointer the kernel copy_to_user()s a new cookie into (rxe_modify_srq).
 #include "abi/driver_payloads.h"
+
+#include "abi/mlx5_queue_sizes.h"
 
 namespace rxp::abi::drivers {
 namespace {
@@ -46,8 +49,8 @@ constexpr Field kAllocMwFields[] = {
     F(mlx5_ib_alloc_mw, num_klms, kU8),
 };
 constexpr Field kCreateCqFields[] = {
-    F(mlx5_ib_create_cq, buf_addr, kPinnedVa),
-    F(mlx5_ib_create_cq, db_addr, kPinnedVa),
+    F(mlx5_ib_create_cq, buf_addr, kPinnedVa).Pins(&mlx5::CreateCqBuf),
+    F(mlx5_ib_create_cq, db_addr, kPinnedVa).PinsPage(),
     F(mlx5_ib_create_cq, cqe_size, kU32),
     F(mlx5_ib_create_cq, cqe_comp_en, kU8),
     F(mlx5_ib_create_cq, cqe_comp_res_format, kU8),  // enum mlx5_ib_cqe_comp_res_format
@@ -56,12 +59,12 @@ constexpr Field kCreateCqFields[] = {
 };
 constexpr Field kCreateCqRespFields[] = {F(mlx5_ib_create_cq_resp, cqn, kHex32)};
 constexpr Field kResizeCqFields[] = {
-    F(mlx5_ib_resize_cq, buf_addr, kPinnedVa),
+    F(mlx5_ib_resize_cq, buf_addr, kPinnedVa).Pins(&mlx5::ResizeCqBuf),
     F(mlx5_ib_resize_cq, cqe_size, kU16),
 };
 constexpr Field kCreateSrqFields[] = {
-    F(mlx5_ib_create_srq, buf_addr, kPinnedVa),
-    F(mlx5_ib_create_srq, db_addr, kPinnedVa),
+    F(mlx5_ib_create_srq, buf_addr, kPinnedVa).Pins(&mlx5::SrqBuf),
+    F(mlx5_ib_create_srq, db_addr, kPinnedVa).PinsPage(),
     F(mlx5_ib_create_srq, flags, kHex32),
     F(mlx5_ib_create_srq, uidx, kU32),
 };
@@ -84,8 +87,8 @@ constexpr Field kDciStreamsFields[] = {
 };
 extern const Layout kDciStreams;
 constexpr Field kCreateQpFields[] = {
-    F(mlx5_ib_create_qp, buf_addr, kPinnedVa),
-    F(mlx5_ib_create_qp, db_addr, kPinnedVa),
+    F(mlx5_ib_create_qp, buf_addr, kPinnedVa).Pins(&mlx5::QpBuf),
+    F(mlx5_ib_create_qp, db_addr, kPinnedVa).PinsPage(),
     F(mlx5_ib_create_qp, sq_wqe_count, kU32),
     F(mlx5_ib_create_qp, rq_wqe_count, kU32),
     F(mlx5_ib_create_qp, rq_wqe_shift, kU32),
@@ -97,15 +100,15 @@ constexpr Field kCreateQpFields[] = {
     F(mlx5_ib_create_qp, dci_streams, kStruct).Nested(&kDciStreams),
 };
 constexpr Field kCreateQpRawFields[] = {
-    F(mlx5_ib_create_qp, buf_addr, kPinnedVa),
-    F(mlx5_ib_create_qp, db_addr, kPinnedVa),
+    F(mlx5_ib_create_qp, buf_addr, kPinnedVa).Pins(&mlx5::RawQpRqBuf),
+    F(mlx5_ib_create_qp, db_addr, kPinnedVa).PinsPage(),
     F(mlx5_ib_create_qp, sq_wqe_count, kU32),
     F(mlx5_ib_create_qp, rq_wqe_count, kU32),
     F(mlx5_ib_create_qp, rq_wqe_shift, kU32),
     F(mlx5_ib_create_qp, flags, kHex32),
     F(mlx5_ib_create_qp, uidx, kU32),
     F(mlx5_ib_create_qp, bfreg_index, kU32),
-    F(mlx5_ib_create_qp, sq_buf_addr, kPinnedVa),
+    F(mlx5_ib_create_qp, sq_buf_addr, kPinnedVa).Pins(&mlx5::RawQpSqBuf),
     F(mlx5_ib_create_qp, ece_options, kHex32),
 };
 constexpr Field kCreateQpDctFields[] = {
@@ -158,8 +161,8 @@ constexpr Field kModifyQpRespFields[] = {
     F(mlx5_ib_modify_qp_resp, ece_options, kHex32),
 };
 constexpr Field kCreateWqFields[] = {
-    F(mlx5_ib_create_wq, buf_addr, kPinnedVa),
-    F(mlx5_ib_create_wq, db_addr, kPinnedVa),
+    F(mlx5_ib_create_wq, buf_addr, kPinnedVa).Pins(&mlx5::WqBuf),
+    F(mlx5_ib_create_wq, db_addr, kPinnedVa).PinsPage(),
     F(mlx5_ib_create_wq, rq_wqe_count, kU32),
     F(mlx5_ib_create_wq, rq_wqe_shift, kU32),
     F(mlx5_ib_create_wq, user_index, kU32),

@@ -146,6 +146,17 @@ PayloadContext DriverContext(const IoctlRequest& r, std::span<const std::byte> c
     // UVERBS_HANDLER(UVERBS_METHOD_QP_CREATE): the attribute sets IB_QP_CREATE_SOURCE_QPN.
     c.has_source_qpn = r.Find(UVERBS_ATTR_CREATE_QP_SOURCE_QPN) != nullptr;
   }
+  // The sizes mlx5 derives CQ and SRQ buffer lengths from (create_cq_user, create_srq_user).
+  const auto inline_u32 = [&r](uint16_t id) -> uint32_t {
+    const IoctlAttr* a = r.Find(id);
+    return a != nullptr ? static_cast<uint32_t>(a->InlineValue()) : 0;
+  };
+  if (r.method->object == UVERBS_OBJECT_CQ && r.method->id == UVERBS_METHOD_CQ_CREATE)
+    c.cqe = inline_u32(UVERBS_ATTR_CREATE_CQ_CQE);
+  if (r.method->object == UVERBS_OBJECT_SRQ && r.method->id == UVERBS_METHOD_SRQ_CREATE) {
+    c.srq_max_wr = inline_u32(UVERBS_ATTR_CREATE_SRQ_MAX_WR);
+    c.srq_max_sge = inline_u32(UVERBS_ATTR_CREATE_SRQ_MAX_SGE);
+  }
   return c;
 }
 

@@ -76,6 +76,12 @@ struct IoctlRequest {
       if (attrs[i].id == attr_id && attrs[i].spec != nullptr) return &attrs[i];
     return nullptr;
   }
+  // The attribute whose spec means `meaning`, or nullptr if absent.
+  const IoctlAttr* FindMeaning(AttrMeaning meaning) const {
+    for (uint16_t i = 0; i < num_attrs; ++i)
+      if (attrs[i].spec != nullptr && attrs[i].spec->meaning == meaning) return &attrs[i];
+    return nullptr;
+  }
 };
 
 // Decodes `bytes` (exactly the header plus header.length - 24 bytes of attributes, as copied

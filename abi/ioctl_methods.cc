@@ -129,6 +129,10 @@ constexpr Attr UhwOut() {
 }
 
 // Scalars printed in hex: keys, QP/SRQ/WQ numbers, cookies, offsets.
+constexpr Attr WithMeaning(Attr a, AttrMeaning meaning) {
+  a.meaning = meaning;
+  return a;
+}
 constexpr Attr Hex(Attr a) {
   a.hex = true;
   return a;
@@ -533,13 +537,16 @@ constexpr Attr kDevxObjAsyncQuery[] = {
        kRead, kMandatory),
     Hex(In(ID(MLX5_IB_ATTR_DEVX_OBJ_QUERY_ASYNC_WR_ID), "wr_id", 8, kMandatory)),
 };
-// UMEM_REG.ADDR is a user VA the kernel pins (devx_umem_get: ib_umem_get(addr, size)).
+// UMEM_REG.ADDR is a user VA the kernel pins for LEN bytes (devx_umem_get: ib_umem_get(addr,
+// size)).
 constexpr Attr kDevxUmemReg[] = {
     Idr(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_HANDLE), "handle", MLX5_IB_OBJECT_DEVX_UMEM, kNew,
         kMandatory),
     Hex(In(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_ADDR), "addr", 8, kMandatory, AttrMeaning::kPinnedVa)),
-    In(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_LEN), "len", 8, kMandatory),
-    RawFd(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_DMABUF_FD), "dmabuf_fd", kOptional),
+    In(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_LEN), "len", 8, kMandatory, AttrMeaning::kPinnedLength),
+    // devx_umem_get: with a dma-buf fd, ADDR is an offset into it (ib_umem_dmabuf_get_pinned).
+    WithMeaning(RawFd(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_DMABUF_FD), "dmabuf_fd", kOptional),
+                AttrMeaning::kDmabufFd),
     Flags(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_ACCESS), "access", kOptional, &kAccessFlagNames),
     Const(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_PGSZ_BITMAP), "pgsz_bitmap", kOptional),
     Out(ID(MLX5_IB_ATTR_DEVX_UMEM_REG_OUT_ID), "umem_id", 4, kMandatory),

@@ -67,6 +67,14 @@ enum class FieldKind : uint8_t {
 
 struct Layout;
 
+struct PayloadContext;
+// kPinnedVa fields whose length the driver derives from the request (mlx5 queue buffers:
+// entries times entry size, computed in the kernel): how many bytes it pins at the field's
+// address, from `context` (the driver request and the core sizes). Two values say more:
+inline constexpr uint64_t kPinsNothing = 0;              // this request pins nothing there
+inline constexpr uint64_t kPinSizeInvalid = UINT64_MAX;  // sizes the driver refuses or truncates
+using PinLength = uint64_t (*)(const PayloadContext& context);
+
 // How a kernel handler uses one handle field of one request, where the request decides it:
 // the object type the handle must name (kNoObject: the handler does not read the field this
 // time), and the errno the handler answers when that lookup fails (0: the lookup's own --
@@ -92,6 +100,10 @@ struct Field {
   // `length_unit` bytes (a count of elements when the kernel copies an array).
   std::string_view length_field;
   uint16_t length_unit = 1;
+  // kPinnedVa: the driver's own length (PinLength), or the page holding the address
+  // (mlx5_ib_db_map_user pins exactly that page). Neither: `length_field`, else one byte.
+  PinLength pin_length = nullptr;
+  bool pins_page = false;
 
   static constexpr Field Make(std::string_view name, size_t offset, size_t size, FieldKind kind) {
     Field f;
@@ -105,6 +117,8 @@ struct Field {
   constexpr Field Rule(HandleRule r) const { Field f = *this; f.rule = r; return f; }
   constexpr Field Nested(const Layout* l) const { Field f = *this; f.nested = l; return f; }
   constexpr Field Names(const NameTable* n) const { Field f = *this; f.names = n; return f; }
+  constexpr Field Pins(PinLength l) const { Field f = *this; f.pin_length = l; return f; }
+  constexpr Field PinsPage() const { Field f = *this; f.pins_page = true; return f; }
   constexpr Field Len(std::string_view l, size_t unit = 1) const {
     Field f = *this;
     f.length_field = l;
@@ -144,6 +158,10 @@ struct PayloadContext {
   // QP creation: IB_QP_CREATE_SOURCE_QPN -- a create flag in EX_CREATE_QP, the presence of the
   // SOURCE_QPN attribute in QP.CREATE (which rdma-core sends instead of the flag).
   bool has_source_qpn = false;
+  // The core sizes a driver derives a queue buffer's pinned length from (Field::pin_length):
+  uint32_t cqe = 0;          // CQ creation and RESIZE_CQ: the entries asked for
+  uint32_t srq_max_wr = 0;   // SRQ creation
+  uint32_t srq_max_sge = 0;
   std::span<const std::byte> driver_in;  // the driver request itself
 };
 
@@ -255,6 +273,8 @@ struct PtrSpec {
 enum class AttrMeaning : uint8_t {
   kPlain,      // numbers or a struct without pointers or fds
   kPinnedVa,   // inline u64 user VA the kernel pins (DEVX UMEM ADDR)
+  kPinnedLength,  // inline u64: how many bytes from the kPinnedVa the kernel pins (DEVX UMEM LEN)
+  kDmabufFd,   // a dma-buf fd: with it the kPinnedVa is an offset into the dma-buf, not a VA
   kFdInline,   // inline u32 fd number of the caller (REG_DMABUF_MR_FD, DEVX FD_NUM)
   kUdataIn,    // UHW_IN: the driver request payload
   kUdataOut,   // UHW_OUT: the driver response payload

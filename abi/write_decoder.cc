@@ -247,6 +247,15 @@ PayloadContext DriverContext(const WriteCommand& c, std::span<const std::byte> c
           "rwq_ind_tbl_handle") != nullptr)
     context.has_rwq_ind_table =
         (ReadField(core, m->offset, m->size) & IB_UVERBS_CREATE_QP_MASK_IND_TABLE) != 0;
+  // CREATE_CQ, EX_CREATE_CQ, RESIZE_CQ: the entries the driver sizes the CQ buffer from.
+  if (const Field* e = c.request->Find("cqe"))
+    context.cqe = static_cast<uint32_t>(ReadField(core, e->offset, e->size));
+  if (c.command == IB_USER_VERBS_CMD_CREATE_SRQ || c.command == IB_USER_VERBS_CMD_CREATE_XSRQ) {
+    const Field* wr = c.request->Find("max_wr");
+    const Field* sge = c.request->Find("max_sge");
+    context.srq_max_wr = static_cast<uint32_t>(ReadField(core, wr->offset, wr->size));
+    context.srq_max_sge = static_cast<uint32_t>(ReadField(core, sge->offset, sge->size));
+  }
   return context;
 }
 

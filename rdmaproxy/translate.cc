@@ -2,12 +2,50 @@
 
 #include <cstring>
 
+#include <unistd.h>
+
 #include "abi/payload.h"
 #include "abi/write_decoder.h"
 
 namespace rxp::proxy {
 
 namespace {
+
+// A queue buffer or doorbell the driver pins for a length it derives itself (mlx5: entries
+// times entry size; the doorbell's whole page, mlx5_ib_db_map_user): the embedder must vouch
+// for all of it, or the app could get the host to pin and the NIC to write the runtime's own
+// memory past the app's. The app's own syscall (identity) pins the app's pages, as natively.
+bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, size_t off,
+                        uint64_t value, Result<void>& status) {
+  uint64_t start = value;
+  uint64_t len = 0;
+  if (f.pins_page) {
+    static const uint64_t kPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    start = value & ~(kPage - 1);
+    len = kPage;
+  } else {
+    if (t.payload == nullptr) {
+      status = Fail(EINVAL, "{}: no request context to size {}", t.what, f.name);
+      return false;
+    }
+    len = f.pin_length(*t.payload);
+    if (len == abi::kPinsNothing) return true;  // the driver pins nothing there
+    if (len == abi::kPinSizeInvalid) {
+      status = Fail(EINVAL, "{}: the queue sizes behind {} overflow what the driver pins",
+                    t.what, f.name);
+      return false;
+    }
+  }
+  auto host = t.memory.HostAddress(start, len);
+  if (!host) {
+    status = Fail(EFAULT, "{}: {} {:#x} (+{} bytes the driver pins) is not app memory the host "
+                  "can pin", t.what, f.name, start, len);
+    return false;
+  }
+  const uint64_t translated = *host + (value - start);
+  if (translated != value) t.image.WriteU64(at + off, translated);
+  return true;
+}
 
 // Translates field `f` at `off` of the request at image offset `at` (a kind that needs it);
 // false stops the walk with `status` set.
@@ -17,13 +55,13 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
   const uint64_t value = abi::ReadField(bytes, off, f.size);
   switch (f.kind) {
     case abi::FieldKind::kPinnedVa: {
-      // Driver-derived lengths (mlx5 queue buffers) are unknown here: the embedder mirrors
-      // whole mappings, so asking for one byte finds the right one.
       uint64_t len = 1;
       size_t len_at = 0;
       const abi::Field* lf =
           f.length_field.empty() ? nullptr : layout.Locate(f.length_field, len_at);
       if (lf != nullptr) len = abi::ReadField(bytes, len_at, lf->size);
+      if (!t.identity && t.pin && value != 0 && (f.pin_length != nullptr || f.pins_page))
+        return TranslateDriverPin(t, at, f, off, value, status);
       if (!t.pin) {
         // A range the request does not use (REREG_MR without IB_MR_REREG_TRANS): the core
         // ignores it, but a 6.12 mlx5 driver recreating an ODP or dma-buf MR registers it

@@ -27,6 +27,8 @@ struct TranslateContext {
   std::string_view what;  // for error reasons: "INVOKE_WRITE REG_MR"
   // Maps an app fd found in `field` to the fd the kernel must see.
   std::function<Result<int>(const abi::Field& field, int app_fd)> resolve_fd;
+  // Driver requests: what Field::pin_length sizes a queue buffer from (nullptr elsewhere).
+  const abi::PayloadContext* payload = nullptr;
 };
 
 // Translates every field of `layout` in image bytes [at, at + length).

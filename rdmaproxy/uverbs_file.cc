@@ -201,9 +201,10 @@ Result<int> UverbsFile::ResolveXrcdFd(FdBridge& fds, int app_fd) {
 Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
                                          size_t length, AppMemory& memory, FdBridge& fds,
                                          bool pin_trans,
-                                         std::optional<std::span<const abi::FieldAt>> fields) {
+                                         std::optional<std::span<const abi::FieldAt>> fields,
+                                         const abi::PayloadContext* payload) {
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
-                     c.short_name, {}};
+                     c.short_name, {}, payload};
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
   // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file but an RDMA one.
   t.resolve_fd = [&](const abi::Field& f, int fd) -> Result<int> {
@@ -328,9 +329,16 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
             auto host = ResolveFd(fds, static_cast<int>(a.InlineValue()), FileKind::kOther);
             if (!host) return std::move(host).error();
             u.data = static_cast<__u64>(static_cast<uint32_t>(*host));
-          } else if (spec.meaning == abi::AttrMeaning::kPinnedVa) {
-            auto host = memory.HostAddress(a.InlineValue(), 1);
-            if (!host) return Fail(EFAULT, "{}: {} is not app memory", c.short_name, spec.name);
+          } else if (spec.meaning == abi::AttrMeaning::kPinnedVa &&
+                     r.FindMeaning(abi::AttrMeaning::kDmabufFd) == nullptr) {
+            // devx_umem_get pins [ADDR, ADDR + LEN): all of it must be app memory (with a
+            // dma-buf fd, ADDR is an offset into the dma-buf and nothing of the app is pinned).
+            const abi::IoctlAttr* len = r.FindMeaning(abi::AttrMeaning::kPinnedLength);
+            const uint64_t n = len != nullptr ? std::max<uint64_t>(len->InlineValue(), 1) : 1;
+            auto host = memory.HostAddress(a.InlineValue(), n);
+            if (!host)
+              return Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin",
+                          c.short_name, spec.name, a.InlineValue(), n);
             u.data = *host;
           }
           break;
@@ -416,10 +424,11 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   // Driver data: translate what the driver layout says is pinned / a pointer / an fd.
   if (!driver_in.empty()) {
     const abi::DriverPayload* dp = abi::DriverPayloadFor(r, device_);
-    const abi::Layout* layout =
-        dp != nullptr ? dp->InFor(abi::DriverContext(r, core_in, driver_in)) : nullptr;
+    const abi::PayloadContext context = abi::DriverContext(r, core_in, driver_in);
+    const abi::Layout* layout = dp != nullptr ? dp->InFor(context) : nullptr;
     if (layout != nullptr)
-      RXP_TRY(TranslateFields(c, *layout, driver_in_at, driver_in.size(), memory, fds, true));
+      RXP_TRY(TranslateFields(c, *layout, driver_in_at, driver_in.size(), memory, fds, true,
+                              std::nullopt, &context));
     else if (layout == nullptr && !memory.IdentityMapped())
       return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled; it cannot be "
                   "translated", c.short_name, abi::DriverName(device_.driver));
@@ -589,10 +598,11 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
                             facts.translated));
   const abi::DriverPayload* dp = wc.drivers.For(device_.driver);
   if (!w.driver.empty()) {
-    const abi::Layout* layout =
-        dp != nullptr ? dp->InFor(abi::DriverContext(wc, w.core, w.driver)) : nullptr;
+    const abi::PayloadContext context = abi::DriverContext(wc, w.core, w.driver);
+    const abi::Layout* layout = dp != nullptr ? dp->InFor(context) : nullptr;
     if (layout != nullptr)
-      RXP_TRY(TranslateFields(c, *layout, driver_at, w.driver.size(), memory, fds, true));
+      RXP_TRY(TranslateFields(c, *layout, driver_at, w.driver.size(), memory, fds, true,
+                              std::nullopt, &context));
     else if (!memory.IdentityMapped())
       return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled",
                   c.short_name, abi::DriverName(device_.driver));

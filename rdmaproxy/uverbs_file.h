@@ -117,10 +117,12 @@ class UverbsFile {
   Result<void> BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
   Result<void> BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridge& fds);
   // Translates the request `layout` at image offset `at`: all of its fields, or only
-  // `fields` when the caller listed the ones to translate (abi::FieldsOf).
+  // `fields` when the caller listed the ones to translate (abi::FieldsOf). A driver request
+  // passes its `payload` context: the sizes its queue buffers' pinned lengths derive from.
   Result<void> TranslateFields(UverbsCommand& c, const abi::Layout& layout, size_t at,
                                size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans,
-                               std::optional<std::span<const abi::FieldAt>> fields = {});
+                               std::optional<std::span<const abi::FieldAt>> fields = {},
+                               const abi::PayloadContext* payload = nullptr);
   Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
   Result<int> ResolveXrcdFd(FdBridge& fds, int app_fd);
   Result<void> Reserve(UverbsCommand& c);

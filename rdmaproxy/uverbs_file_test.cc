@@ -47,9 +47,9 @@ struct Forwarded {
 
 struct Fixture {
   explicit Fixture(uint64_t mirror = kMirror, PolicyConfig policy = {},
-                   uint32_t driver = RDMA_DRIVER_RXE)
-      : memory(mirror), engine(MakeOptions(std::move(policy))) {
-    file = engine.OpenUverbs("uverbs0", driver);
+                   uint32_t driver_id = RDMA_DRIVER_RXE)
+      : memory(mirror), engine(MakeOptions(std::move(policy))), driver(driver_id) {
+    file = engine.OpenUverbs("uverbs0", driver_id);
   }
   EngineOptions MakeOptions(PolicyConfig policy) {
     EngineOptions o;
@@ -75,13 +75,15 @@ struct Fixture {
   Engine engine;
   std::unique_ptr<UverbsFile> file;
   uint64_t last_arg = 0;
+  uint32_t driver;
 };
 
 // INVOKE_WRITE(ALLOC_PD) as rdma-core sends it: CORE_IN, CORE_OUT.
-std::vector<std::byte> AllocPd(FakeAppMemory& mem, uint64_t* resp_out) {
+std::vector<std::byte> AllocPd(FakeAppMemory& mem, uint64_t* resp_out,
+                               uint32_t driver = RDMA_DRIVER_RXE) {
   // The 8-byte request (just the ignored `response`) travels inline, as rdma-core sends it.
   *resp_out = mem.Alloc(sizeof(ib_uverbs_alloc_pd_resp));
-  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
   b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8)
       .Inline(UVERBS_ATTR_CORE_IN, 0, sizeof(ib_uverbs_alloc_pd))
       .Pointer(UVERBS_ATTR_CORE_OUT, *resp_out, sizeof(ib_uverbs_alloc_pd_resp));
@@ -105,8 +107,8 @@ void AnswerCoreOut(Fixture& f, const Resp& resp) {
 // INVOKE_WRITE(`command`) with `req` as CORE_IN and a CORE_OUT of `resp_len` bytes.
 template <typename Req>
 std::vector<std::byte> InvokeWrite(FakeAppMemory& mem, uint32_t command, const Req& req,
-                                   size_t resp_len) {
-  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+                                   size_t resp_len, uint32_t driver = RDMA_DRIVER_RXE) {
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver);
   b.Inline(UVERBS_ATTR_WRITE_CMD, command, 8)
       .Pointer(UVERBS_ATTR_CORE_IN, mem.Put(req), sizeof(req))
       .Pointer(UVERBS_ATTR_CORE_OUT, mem.Alloc(resp_len), static_cast<uint16_t>(resp_len));
@@ -118,7 +120,7 @@ std::vector<std::byte> InvokeWrite(FakeAppMemory& mem, uint32_t command, const R
 void TrackPd(Fixture& f, uint32_t handle) {
   AnswerCoreOut(f, ib_uverbs_alloc_pd_resp{handle});
   uint64_t resp = 0;
-  REQUIRE(f.Ioctl(AllocPd(f.memory, &resp)) == 0);
+  REQUIRE(f.Ioctl(AllocPd(f.memory, &resp, f.driver)) == 0);
 }
 void TrackCq(Fixture& f, uint32_t handle) {
   ib_uverbs_create_cq req{};
@@ -126,7 +128,7 @@ void TrackCq(Fixture& f, uint32_t handle) {
   req.comp_channel = -1;
   AnswerCoreOut(f, ib_uverbs_create_cq_resp{handle, 16});
   REQUIRE(f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_CREATE_CQ, req,
-                              sizeof(ib_uverbs_create_cq_resp))) == 0);
+                              sizeof(ib_uverbs_create_cq_resp), f.driver)) == 0);
 }
 void TrackXrcd(Fixture& f, uint32_t handle) {
   ib_uverbs_open_xrcd req{};
@@ -1032,6 +1034,132 @@ TEST_CASE("mlx5 EX_QUERY_DEVICE: a 6.12 driver response longer than the installe
   REQUIRE(f.trace.size() == 1);
   CHECK(f.trace[0].find("uhw={comp_mask=0x0 response_length=112 flags=0x1}") !=
         std::string::npos);
+}
+
+// mlx5 pins a queue buffer for the length it computes in the kernel (create_cq_user: entries
+// rounded up from the core cqe, times cqe_size) and the doorbell's whole page
+// (mlx5_ib_db_map_user). A sentry must get the embedder's word for all of it: asking for one
+// byte let an app whose buffer ends its memory have the host pin, and the NIC write, whatever
+// the runtime mapped next.
+TEST_CASE("sentry mode: mlx5 queue buffers are checked for the whole length the driver pins",
+          "[engine][mlx5]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  uint64_t seen_buf = 0, seen_db = 0;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_attr* uhw = fw.Find(UVERBS_ATTR_UHW_IN);
+    REQUIRE(uhw != nullptr);
+    mlx5_ib_create_cq ucmd{};
+    std::memcpy(&ucmd, reinterpret_cast<void*>(uhw->data), sizeof(ucmd));
+    seen_buf = ucmd.buf_addr;
+    seen_db = ucmd.db_addr;
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
+    fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    return 0L;
+  };
+  const uint64_t db_page = f.memory.Alloc(4096);
+  const auto create = [&](uint64_t buf, uint64_t db) {
+    mlx5_ib_create_cq ucmd{};
+    ucmd.buf_addr = buf;
+    ucmd.db_addr = db;
+    ucmd.cqe_size = 64;
+    IoctlBuilder cq = CqCreate(RDMA_DRIVER_MLX5, f.memory.Alloc(4));  // 16 entries: 32 CQEs
+    cq.Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(ucmd), sizeof(ucmd), kOpt);
+    return f.Ioctl(cq.Build());
+  };
+  const uint64_t whole = f.memory.Alloc(32 * 64);
+  REQUIRE(create(whole, db_page + 64) == 0);
+  CHECK(seen_buf == whole + kMirror);
+  CHECK(seen_db == db_page + 64 + kMirror);
+
+  const int calls = f.host.calls;
+  const uint64_t short_buf = f.memory.Alloc(32 * 64 - 1);  // one byte short of 32 CQEs
+  CHECK(create(short_buf, db_page + 64) == -EFAULT);
+  CHECK(f.log.back().find("buf_addr") != std::string::npos);
+  CHECK(f.log.back().find("+2048 bytes the driver pins") != std::string::npos);
+  const uint64_t db_alone = f.memory.Alloc(8);  // the rest of its page is not app memory
+  CHECK(create(whole, db_alone) == -EFAULT);
+  CHECK(f.log.back().find("db_addr") != std::string::npos);
+  CHECK(f.host.calls == calls);
+  CHECK(f.file->live_objects() == 1);
+}
+
+// The same through the legacy write path: CREATE_QP's driver data sizes the QP buffer from
+// rq_wqe_count << rq_wqe_shift plus 64 bytes per send WQE (set_user_buf_size).
+TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send queues",
+          "[engine][mlx5]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  TrackPd(f, 7);
+  TrackCq(f, 8);
+  const uint64_t db_page = f.memory.Alloc(4096);
+  uint64_t seen_buf = 0;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_attr* uhw = fw.Find(UVERBS_ATTR_UHW_IN);
+    REQUIRE(uhw != nullptr);
+    mlx5_ib_create_qp ucmd{};
+    std::memcpy(&ucmd, reinterpret_cast<void*>(uhw->data), sizeof(ucmd));
+    seen_buf = ucmd.buf_addr;
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_create_qp_resp{9, 0x99});
+    return 0L;
+  };
+  const auto create = [&](uint64_t buf, uint32_t rq_shift) {
+    mlx5_ib_create_qp ucmd{};
+    ucmd.buf_addr = buf;
+    ucmd.db_addr = db_page;
+    ucmd.rq_wqe_count = 64;
+    ucmd.rq_wqe_shift = rq_shift;
+    ucmd.sq_wqe_count = 128;
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+    const ib_uverbs_create_qp req = CreateQpReq(IB_UVERBS_QPT_RC, 7, 8);
+    b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_CREATE_QP, 8)
+        .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(req), sizeof(req))
+        .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_create_qp_resp)),
+                 sizeof(ib_uverbs_create_qp_resp))
+        .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(ucmd), sizeof(ucmd), kOpt);
+    return f.Ioctl(b.Build());
+  };
+  constexpr size_t kBytes = 64 * 16 + 128 * 64;
+  const uint64_t whole = f.memory.Alloc(kBytes);
+  REQUIRE(create(whole, 4) == 0);
+  CHECK(seen_buf == whole + kMirror);
+  const int calls = f.host.calls;
+  CHECK(create(f.memory.Alloc(kBytes - 64), 4) == -EFAULT);  // room for the RQ, not all the SQ
+  CHECK(create(whole, 33) == -EINVAL);  // set_rq_size refuses the shift
+  CHECK(f.log.back().find("overflow") != std::string::npos);
+  CHECK(f.host.calls == calls);
+}
+
+// DEVX UMEM_REG pins [ADDR, ADDR + LEN) (devx_umem_get): under a policy that allows it, the
+// whole range must be app memory the host can pin, not its first byte.
+TEST_CASE("sentry mode: a DEVX UMEM is checked for its whole length", "[engine][mlx5]") {
+  PolicyConfig policy;
+  policy.devx = DevxMode::kAllow;
+  policy.allow.insert("MLX5_IB_METHOD_DEVX_UMEM_REG");
+  Fixture f(kMirror, policy, RDMA_DRIVER_MLX5);
+  uint64_t seen_addr = 0;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    seen_addr = fw.Find(MLX5_IB_ATTR_DEVX_UMEM_REG_ADDR)->data;
+    fw.Find(MLX5_IB_ATTR_DEVX_UMEM_REG_HANDLE)->data = 5;
+    fw.Output(MLX5_IB_ATTR_DEVX_UMEM_REG_OUT_ID, uint32_t{77});
+    return 0L;
+  };
+  const uint64_t mem = f.memory.Alloc(4 * 4096);
+  const auto reg = [&](uint64_t len) {
+    IoctlBuilder b(MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG, RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_DEVX_UMEM_REG_HANDLE, 0)
+        .Inline(MLX5_IB_ATTR_DEVX_UMEM_REG_ADDR, mem, 8)
+        .Inline(MLX5_IB_ATTR_DEVX_UMEM_REG_LEN, len, 8)
+        .Pointer(MLX5_IB_ATTR_DEVX_UMEM_REG_OUT_ID, f.memory.Alloc(4), 4);
+    return f.Ioctl(b.Build());
+  };
+  const int calls = f.host.calls;
+  CHECK(reg(5 * 4096) == -EFAULT);
+  CHECK(f.log.back().find("+20480") != std::string::npos);
+  CHECK(f.host.calls == calls);
+  REQUIRE(reg(4 * 4096) == 0);
+  CHECK(seen_addr == mem + kMirror);
 }
 
 TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, the rest are "
