@@ -8,6 +8,10 @@
 //   polling      the same, the tracer polling waitpid(WNOHANG) and yielding instead of
 //                sleeping in it (`rdmaproxy run --stop-poll-us`, tools/harness/stop_waiter.h):
 //                the tracer is never woken, only the tracee;
+//   proxying     the least a ptrace proxy does in a stop where it answers the call itself:
+//                read the registers (the call and its arguments), read 64 bytes of the request
+//                the first argument points to (process_vm_readv), set the result and skip the
+//                call (PTRACE_SETREGS), continue;
 //   user-notif   sent by a seccomp filter (SECCOMP_RET_USER_NOTIF) to a supervisor that answers
 //                at once -- the round trip of the other out-of-process design
 //                (seccomp_unotify(2)), for comparison.
@@ -25,6 +29,8 @@
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -65,10 +71,12 @@ long InstallGetppidFilter(uint32_t action, unsigned flags) {
   return ::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, flags, &prog);
 }
 
-// `calls` getppid calls; microseconds per call.
+// `calls` getppid calls; microseconds per call. The first argument (which getppid ignores)
+// points to a 64-byte "request", for the proxying tracer to read.
 double TimeGetppid(int calls) {
+  static char request[64] = "request";
   const auto t0 = Clock::now();
-  for (int i = 0; i < calls; ++i) ::syscall(SYS_getppid);
+  for (int i = 0; i < calls; ++i) ::syscall(SYS_getppid, request);
   return std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / calls;
 }
 
@@ -83,8 +91,26 @@ void WriteFigure(int fd, double us) {
   if (::write(fd, &us, sizeof(us)) != static_cast<ssize_t>(sizeof(us))) ::_exit(3);
 }
 
+// What the tracer does in a seccomp stop: nothing but continue, or the least a proxy does.
+enum class StopWork { kNone, kProxy };
+
+// Reads the registers and the 64-byte request at the first argument, then answers the call
+// itself: orig_rax -1 skips it, rax is its result (as the harness completes a forwarded call).
+void Proxy(pid_t child) {
+  user_regs_struct regs{};
+  if (::ptrace(PTRACE_GETREGS, child, nullptr, &regs) != 0) Die("PTRACE_GETREGS");
+  char request[64];
+  iovec local{request, sizeof(request)};
+  iovec remote{reinterpret_cast<void*>(regs.rdi), sizeof(request)};
+  if (::process_vm_readv(child, &local, 1, &remote, 1, 0) != static_cast<ssize_t>(sizeof(request)))
+    Die("process_vm_readv");
+  regs.orig_rax = static_cast<unsigned long long>(-1);
+  regs.rax = 1;
+  if (::ptrace(PTRACE_SETREGS, child, nullptr, &regs) != 0) Die("PTRACE_SETREGS");
+}
+
 // `poll`: wait for each stop as `rdmaproxy run --stop-poll-us` does, never sleeping.
-double PtraceStop(int calls, bool poll) {
+double PtraceStop(int calls, bool poll, StopWork work = StopWork::kNone) {
   int p[2];
   if (::pipe2(p, O_CLOEXEC) != 0) Die("pipe");
   UniqueFd in(p[0]), out(p[1]);
@@ -115,6 +141,7 @@ double PtraceStop(int calls, bool poll) {
     // A seccomp stop resumes with no signal; any other stop passes its signal on.
     const bool seccomp_stop = (status >> 8) == (SIGTRAP | (PTRACE_EVENT_SECCOMP << 8));
     signal = seccomp_stop ? 0 : WSTOPSIG(status);
+    if (seccomp_stop && work == StopWork::kProxy) Proxy(child);
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     errno = ECHILD;
@@ -176,8 +203,9 @@ int main(int argc, char** argv) {
   const double native = TimeGetppid(calls);
   const double ptrace_us = PtraceStop(calls, false);
   const double polling_us = PtraceStop(calls, true);
+  const double proxying_us = PtraceStop(calls, false, StopWork::kProxy);
   const std::optional<double> notif_us = UserNotif(calls);
-  if (ptrace_us < 0 || polling_us < 0) {
+  if (ptrace_us < 0 || polling_us < 0 || proxying_us < 0) {
     errno = EPROTO;
     Die("no figure from the traced child");
   }
@@ -186,6 +214,8 @@ int main(int argc, char** argv) {
   std::printf("  ptrace        %8.2f   (seccomp stop, tracer does PTRACE_CONT only)\n", ptrace_us);
   std::printf("  polling       %8.2f   (the same, the tracer polling waitpid instead of sleeping)\n",
               polling_us);
+  std::printf("  proxying      %8.2f   (the same, the tracer reading the registers and 64 bytes "
+              "of the request, answering the call itself)\n", proxying_us);
   if (notif_us)
     std::printf("  user-notif    %8.2f   (seccomp user notification, answered at once)\n", *notif_us);
   else

@@ -60,7 +60,8 @@ us() {  # the smaller of the two timings of bare round trip $1
 loops=$(sed -n 's/.*loops: \([0-9]*\) in.*/\1/p' <<<"$proxied")
 awk -v n="$(rate "$native")" -v p="$(rate "$proxied")" -v loops="$loops" \
     -v seccomp="$(count 'seccomp')" -v exits="$(count 'syscall-exit')" \
-    -v injected="$(count 'injected')" -v trace="$(us ptrace)" -v notif="$(us user-notif)" '
+    -v injected="$(count 'injected')" -v trace="$(us ptrace)" -v notif="$(us user-notif)" \
+    -v commands="$(count 'commands')" -v proxying="$(us proxying)" '
   # A floor above the measured ratio came from round trips timed under other load: say so.
   function comparable(what, ratio) {
     if (ratio <= measured) return 1
@@ -78,6 +79,14 @@ awk -v n="$(rate "$native")" -v p="$(rate "$proxied")" -v loops="$loops" \
   if (!comparable("ptrace", floor)) exit 0
   printf "floor: %.2f ms of bare stops on top of native'"'"'s %.2f ms per loop: %.2fx is the least any ptrace harness with these stops could take here (measured %.2fx)\n",
     stops * trace / 1000, native_ms, floor, measured
+  # Each device command must at least be read and answered: a stop with the least work a
+  # proxy does in it (registers, the request, the result), nothing else, no engine.
+  if (proxying > 0 && commands > 0) {
+    proxy_floor = 1 + commands / loops * proxying / 1000 / native_ms
+    if (comparable(sprintf("proxying stops (%.1f us each)", proxying), proxy_floor))
+      printf "floor: the %.1f device commands a loop makes, each in one stop with the least a ptrace proxy does there (registers, 64 bytes of the request, the result: %.1f us), and no other stop: %.2fx\n",
+        commands / loops, proxying, proxy_floor
+  }
   if (notif <= 0) exit 0
   notif_floor = 1 + entries * notif / 1000 / native_ms
   if (comparable(sprintf("user notifications (%.1f us each)", notif), notif_floor))
