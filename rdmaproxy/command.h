@@ -73,9 +73,9 @@ class UverbsCommand {
   std::vector<Produced> produced;
   abi::ObjectId creates = abi::kNoObject;
   std::optional<uint32_t> destroys;
-  uint64_t pinned = 0;             // bytes reserved for a new MR
+  uint64_t pinned = 0;             // bytes reserved: a new MR, a driver's queue buffers
   bool reserved = false;           // Reserve() was taken for `creates`
-  std::optional<uint32_t> rereg;   // REREG_MR with a new range: its handle
+  std::optional<uint32_t> rereg;   // REREG_MR with a new range, RESIZE_CQ: the object's handle
   bool creates_context = false;
   // For logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND". Static storage (the schema's
   // names), so naming a command costs no string copy.

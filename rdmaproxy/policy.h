@@ -27,7 +27,7 @@ namespace rxp::proxy {
 
 // Limits the proxy enforces itself, for the whole sandbox. nullopt = no limit.
 struct Quotas {
-  std::optional<uint64_t> pinned_bytes;  // the sandbox's memlock budget (MR registrations)
+  std::optional<uint64_t> pinned_bytes;  // the sandbox's memlock budget (MRs, queue buffers)
   std::optional<uint32_t> contexts, pds, cqs, qps, srqs, mrs, mws, ahs, wqs;
 
   // Sets the quota named as in a policy file ("pinned_bytes", "qps", ...); EINVAL for an

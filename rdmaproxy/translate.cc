@@ -14,7 +14,9 @@ namespace {
 // A queue buffer or doorbell the driver pins for a length it derives itself (mlx5: entries
 // times entry size; the doorbell's whole page, mlx5_ib_db_map_user): the embedder must vouch
 // for all of it, or the app could get the host to pin and the NIC to write the runtime's own
-// memory past the app's. The app's own syscall (identity) pins the app's pages, as natively.
+// memory past the app's. The app's own syscall (identity) pins the app's pages, as natively;
+// either way a buffer counts against the pinned budget (doorbell pages, shared by the
+// driver between a context's queues, do not).
 bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, size_t off,
                         uint64_t value, Result<void>& status) {
   uint64_t start = value;
@@ -35,7 +37,9 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
                     t.what, f.name);
       return false;
     }
+    t.queue_bytes += len;
   }
+  if (t.identity) return true;
   auto host = t.memory.HostAddress(start, len);
   if (!host) {
     status = Fail(EFAULT, "{}: {} {:#x} (+{} bytes the driver pins) is not app memory the host "
@@ -60,7 +64,7 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
       const abi::Field* lf =
           f.length_field.empty() ? nullptr : layout.Locate(f.length_field, len_at);
       if (lf != nullptr) len = abi::ReadField(bytes, len_at, lf->size);
-      if (!t.identity && t.pin && value != 0 && (f.pin_length != nullptr || f.pins_page))
+      if (t.pin && value != 0 && (f.pin_length != nullptr || f.pins_page))
         return TranslateDriverPin(t, at, f, off, value, status);
       if (!t.pin) {
         // A range the request does not use (REREG_MR without IB_MR_REREG_TRANS): the core

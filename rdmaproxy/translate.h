@@ -29,6 +29,8 @@ struct TranslateContext {
   std::function<Result<int>(const abi::Field& field, int app_fd)> resolve_fd;
   // Driver requests: what Field::pin_length sizes a queue buffer from (nullptr elsewhere).
   const abi::PayloadContext* payload = nullptr;
+  // Out: the bytes of driver queue buffers the request pins (for the pinned-memory budget).
+  uint64_t queue_bytes = 0;
 };
 
 // Translates every field of `layout` in image bytes [at, at + length).

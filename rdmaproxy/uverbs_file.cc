@@ -205,14 +205,28 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
                                          const abi::PayloadContext* payload) {
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
                      c.short_name, {}, payload};
+
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
   // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file but an RDMA one.
   t.resolve_fd = [&](const abi::Field& f, int fd) -> Result<int> {
     if (f.name == "comp_channel") return ResolveFd(fds, fd, FileKind::kCompChannel);
     return ResolveXrcdFd(fds, fd);
   };
-  return fields ? rxp::proxy::TranslateFields(t, layout, at, length, *fields)
-                : rxp::proxy::TranslateFields(t, layout, at, length);
+  auto r = fields ? rxp::proxy::TranslateFields(t, layout, at, length, *fields)
+                  : rxp::proxy::TranslateFields(t, layout, at, length);
+  // Driver queue buffers count against the pinned budget with the object they belong to
+  // (RESIZE_CQ: like a REREG_MR, the CQ's new buffer replaces its old one).
+  c.pinned += t.queue_bytes;
+  return r;
+}
+
+// RESIZE_CQ pins a new CQ buffer in place of the old one (mlx5 resize_user): the CQ's charge
+// against the pinned budget follows, as a REREG_MR's does.
+void UverbsFile::ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
+                              std::span<const std::byte> core) {
+  if (wc.command != IB_USER_VERBS_CMD_RESIZE_CQ || c.pinned == 0) return;
+  c.rereg = static_cast<uint32_t>(
+      abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4));
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -432,6 +446,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     else if (layout == nullptr && !memory.IdentityMapped())
       return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled; it cannot be "
                   "translated", c.short_name, abi::DriverName(device_.driver));
+    if (r.write_command != nullptr) ResizesQueue(c, *r.write_command, core_in);
   }
 
   // Outputs the proxy must act on: rxe mmap cookies (UHW_OUT), mlx5 UAR mmap offsets.
@@ -606,6 +621,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     else if (!memory.IdentityMapped())
       return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled",
                   c.short_name, abi::DriverName(device_.driver));
+    ResizesQueue(c, wc, w.core);
   }
 
   // Where the kernel writes the response: the app's buffer (identity) or a bounce buffer that

@@ -123,6 +123,8 @@ class UverbsFile {
                                size_t length, AppMemory& memory, FdBridge& fds, bool pin_trans,
                                std::optional<std::span<const abi::FieldAt>> fields = {},
                                const abi::PayloadContext* payload = nullptr);
+  void ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
+                    std::span<const std::byte> core);
   Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
   Result<int> ResolveXrcdFd(FdBridge& fds, int app_fd);
   Result<void> Reserve(UverbsCommand& c);

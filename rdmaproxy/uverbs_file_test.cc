@@ -1084,6 +1084,82 @@ TEST_CASE("sentry mode: mlx5 queue buffers are checked for the whole length the 
   CHECK(f.file->live_objects() == 1);
 }
 
+// Queue buffers are pinned like MRs (ib_umem_get charges the pinning process's memlock): the
+// sandbox's pinned budget counts them with their CQ, under the harness (identity) and in sentry
+// mode alike; RESIZE_CQ moves the CQ's charge to its new buffer, destroying it releases it.
+std::vector<std::byte> Mlx5CreateCq(FakeAppMemory& mem, uint64_t buf, uint64_t db) {
+  mlx5_ib_create_cq ucmd{};
+  ucmd.buf_addr = buf;
+  ucmd.db_addr = db;
+  ucmd.cqe_size = 64;
+  IoctlBuilder cq = CqCreate(RDMA_DRIVER_MLX5, mem.Alloc(4));  // 32 CQEs: 2 KiB
+  cq.Pointer(UVERBS_ATTR_UHW_IN, mem.Put(ucmd), sizeof(ucmd), kOpt);
+  return cq.Build();
+}
+
+TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]") {
+  {  // The harness (identity): the app's own syscall pins; the budget counts it all the same.
+    Fixture f(0, PinnedQuota(8192), RDMA_DRIVER_MLX5);
+    const uint64_t arg =
+        f.memory.PutBytes(Mlx5CreateCq(f.memory, f.memory.Alloc(2048), f.memory.Alloc(4096)));
+    auto c = f.file->BeginIoctl(f.memory, f.fds, arg);
+    REQUIRE(c.ok());
+    CHECK(f.engine.usage().pinned_bytes() == 2048);
+    auto image = (*c)->image.Relocated(0x600000000000);
+    CHECK(f.file->Complete(**c, -EINVAL, image, 0x600000000000, f.memory, f.fds) == -EINVAL);
+    CHECK(f.engine.usage().pinned_bytes() == 0);  // a failed creation gives it back
+  }
+  {
+    Fixture f(kMirror, PinnedQuota(8192), RDMA_DRIVER_MLX5);
+    uint32_t next_handle = 12;
+    f.host.on_ioctl = [&](void* arg) {
+      Forwarded fw(arg);
+      if (fw.header.object_id == UVERBS_OBJECT_CQ) {  // CQ.CREATE
+        fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = next_handle++;
+        fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+      } else {  // INVOKE_WRITE(RESIZE_CQ)
+        fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{63, {}});
+      }
+      return 0L;
+    };
+    const uint64_t db_page = f.memory.Alloc(4096);
+    const uint64_t buf = f.memory.Alloc(8192);
+    const auto create = [&]() { return f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)); };
+    REQUIRE(create() == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 2048);
+    REQUIRE(create() == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 4096);
+    // RESIZE_CQ of the first CQ to 63 entries: 64 CQEs, 4 KiB, in place of its 2 KiB.
+    ib_uverbs_resize_cq resize{};
+    resize.cq_handle = 12;
+    resize.cqe = 63;
+    mlx5_ib_resize_cq rcmd{};
+    rcmd.buf_addr = buf;
+    rcmd.cqe_size = 64;
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+    b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_RESIZE_CQ, 8)
+        .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(resize), sizeof(resize))
+        .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_resize_cq_resp)),
+                 sizeof(ib_uverbs_resize_cq_resp))
+        .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(rcmd), sizeof(rcmd), kOpt);
+    REQUIRE(f.Ioctl(b.Build()) == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 6144);
+    // A third CQ fills the 8 KiB budget; a fourth is ENOMEM, not forwarded.
+    REQUIRE(create() == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 8192);
+    const int calls = f.host.calls;
+    CHECK(create() == -ENOMEM);
+    CHECK(f.host.calls == calls);
+    // Destroying the resized CQ gives back its 4 KiB.
+    f.host.on_ioctl = [](void*) { return 0L; };
+    IoctlBuilder destroy(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY, RDMA_DRIVER_MLX5);
+    destroy.Handle(UVERBS_ATTR_DESTROY_CQ_HANDLE, 12)
+        .Pointer(UVERBS_ATTR_DESTROY_CQ_RESP, f.memory.Alloc(8), 8);
+    REQUIRE(f.Ioctl(destroy.Build()) == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 4096);
+  }
+}
+
 // The same through the legacy write path: CREATE_QP's driver data sizes the QP buffer from
 // rq_wqe_count << rq_wqe_shift plus 64 bytes per send WQE (set_user_buf_size).
 TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send queues",
