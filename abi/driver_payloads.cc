@@ -260,7 +260,8 @@ RXP_LAYOUT(kCreateWqReq, mlx5_ib_create_wq, kCreateWqFields);
 RXP_LAYOUT(kCreateWqResp, mlx5_ib_create_wq_resp, kCreateWqRespFields);
 RXP_LAYOUT(kModifyWqReq, mlx5_ib_modify_wq, kModifyWqFields);
 RXP_LAYOUT(kCreateRwqIndTblResp, mlx5_ib_create_rwq_ind_tbl_resp, kCreateRwqIndTblRespFields);
-RXP_LAYOUT(kCreateFlowReq, mlx5_ib_create_flow, kCreateFlowFields);
+const Layout kCreateFlowReq{"mlx5_ib_create_flow", sizeof(mlx5_ib_create_flow),
+                            kCreateFlowFields, &kMlx5FlowCountersData, "ncounters_data"};
 RXP_LAYOUT(kRxeCreateAhResp, rxe_create_ah_resp, kRxeCreateAhRespFields);
 RXP_LAYOUT(kRxeCreateCqResp, rxe_create_cq_resp, kRxeCreateCqRespFields);
 RXP_LAYOUT(kRxeResizeCqResp, rxe_resize_cq_resp, kRxeResizeCqRespFields);

@@ -141,6 +141,10 @@ struct Layout {
   std::string_view c_name;  // the kernel struct, e.g. "ib_uverbs_reg_mr"
   uint16_t size = 0;
   std::span<const Field> fields;
+  // Entries of `trailing` that follow the struct, as many as the field `trailing_count` says
+  // (mlx5_ib_create_flow's data[]: the driver copies that many from the request).
+  const Layout* trailing = nullptr;
+  std::string_view trailing_count;
 
   // The field named `path`; "base.cq_handle" descends into nested structs.
   const Field* Find(std::string_view path) const;

@@ -121,8 +121,10 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
       if (!f.length_field.empty()) {
         size_t len_at = 0;
         const abi::Field* lf = layout.Locate(f.length_field, len_at);
-        const uint64_t len = abi::ReadField(bytes, len_at, lf->size);
-        if (len > 4096) {
+        // A count of `length_unit`-byte elements (mlx5 counters_data: at most 8191
+        // descriptors of 8 bytes, MAX_COUNTERS_NUM in hw/mlx5/counters.c).
+        const uint64_t len = abi::ReadField(bytes, len_at, lf->size) * f.length_unit;
+        if (len > 65536) {
           status = Fail(EINVAL, "{}: {} of {} bytes is too large", t.what, f.name, len);
           return false;
         }
@@ -158,6 +160,16 @@ Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, siz
     // walk; the work is a call.
     return !Translated(f.kind) || TranslateField(t, layout, at, length, f, off, status);
   });
+  if (!status || layout.trailing == nullptr) return status;
+  // The entries after the struct that the request carries (a count past them is the
+  // driver's to refuse: it copies no more than the request holds).
+  size_t count_at = 0;
+  const abi::Field* count = layout.Locate(layout.trailing_count, count_at);
+  const uint64_t n =
+      abi::ReadField(t.image.bytes().subspan(at, length), count_at, count->size);
+  const size_t entry = layout.trailing->size;
+  for (uint64_t i = 0; i < n && layout.size + (i + 1) * entry <= length; ++i)
+    RXP_TRY(TranslateFields(t, *layout.trailing, at + layout.size + i * entry, entry));
   return status;
 }
 

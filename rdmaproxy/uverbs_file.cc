@@ -354,6 +354,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
               return Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin",
                           c.short_name, spec.name, a.InlineValue(), n);
             u.data = *host;
+            c.pinned = n;  // the UMEM counts against the pinned budget, as an MR does
           }
           break;
         }

@@ -151,7 +151,7 @@ long CreateQp(Fixture& f, const ib_uverbs_create_qp& req, uint32_t handle) {
   ib_uverbs_create_qp_resp resp{};
   resp.qp_handle = handle;
   AnswerCoreOut(f, resp);
-  return f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_CREATE_QP, req, sizeof(resp)));
+  return f.Ioctl(InvokeWrite(f.memory, IB_USER_VERBS_CMD_CREATE_QP, req, sizeof(resp), f.driver));
 }
 void TrackRcQp(Fixture& f, uint32_t handle, uint32_t pd, uint32_t cq) {
   REQUIRE(CreateQp(f, CreateQpReq(IB_UVERBS_QPT_RC, pd, cq), handle) == 0);
@@ -1160,6 +1160,53 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
   }
 }
 
+// mlx5's EX_CREATE_FLOW driver data ends in counters_data entries whose pointer the kernel
+// copies ncounters 8-byte descriptors from (flow_counters_set_data). Under a policy that allows
+// flow steering, a sentry hands the kernel a copy in the image, never the app's address.
+TEST_CASE("sentry mode: mlx5 flow counters data is copied, not passed through", "[engine][mlx5]") {
+  PolicyConfig policy;
+  policy.allow.insert("IB_USER_VERBS_EX_CMD_CREATE_FLOW");
+  Fixture f(kMirror, policy, RDMA_DRIVER_MLX5);
+  TrackPd(f, 7);
+  TrackCq(f, 8);
+  TrackRcQp(f, 9, 7, 8);
+  const mlx5_ib_flow_counters_desc descs[2] = {{1, 0}, {2, 1}};
+  const uint64_t app_descs = f.memory.Put(descs);
+  struct {
+    uint32_t ncounters_data, reserved;  // mlx5_ib_create_flow, then its data[0]
+    mlx5_ib_flow_counters_data data;
+  } ucmd{};
+  static_assert(sizeof(mlx5_ib_create_flow) == 8);
+  ucmd.ncounters_data = 1;
+  ucmd.data.counters_data = app_descs;
+  ucmd.data.ncounters = 2;
+  uint64_t seen_ptr = 0;
+  std::array<mlx5_ib_flow_counters_desc, 2> seen{};
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    decltype(ucmd) got;
+    std::memcpy(&got, reinterpret_cast<void*>(fw.Find(UVERBS_ATTR_UHW_IN)->data), sizeof(got));
+    seen_ptr = got.data.counters_data;
+    std::memcpy(seen.data(), reinterpret_cast<void*>(seen_ptr), sizeof(seen));
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_create_flow_resp{0, 5});
+    return 0L;
+  };
+  ib_uverbs_create_flow flow{};
+  flow.qp_handle = 9;
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+  b.Inline(UVERBS_ATTR_WRITE_CMD,
+           IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW, 8)
+      .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(flow), sizeof(flow))
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_create_flow_resp)),
+               sizeof(ib_uverbs_create_flow_resp))
+      .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(ucmd), sizeof(ucmd), kOpt);
+  REQUIRE(f.Ioctl(b.Build()) == 0);
+  CHECK(seen_ptr != app_descs);
+  CHECK(seen_ptr != app_descs + kMirror);  // a copy, not the mirror either
+  CHECK(seen[0].description == 1);
+  CHECK(seen[1].index == 1);
+}
+
 // The same through the legacy write path: CREATE_QP's driver data sizes the QP buffer from
 // rq_wqe_count << rq_wqe_shift plus 64 bytes per send WQE (set_user_buf_size).
 TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send queues",
@@ -1207,7 +1254,8 @@ TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send qu
 }
 
 // DEVX UMEM_REG pins [ADDR, ADDR + LEN) (devx_umem_get): under a policy that allows it, the
-// whole range must be app memory the host can pin, not its first byte.
+// whole range must be app memory the host can pin, not its first byte, and it counts against
+// the pinned budget.
 TEST_CASE("sentry mode: a DEVX UMEM is checked for its whole length", "[engine][mlx5]") {
   PolicyConfig policy;
   policy.devx = DevxMode::kAllow;
@@ -1236,6 +1284,7 @@ TEST_CASE("sentry mode: a DEVX UMEM is checked for its whole length", "[engine][
   CHECK(f.host.calls == calls);
   REQUIRE(reg(4 * 4096) == 0);
   CHECK(seen_addr == mem + kMirror);
+  CHECK(f.engine.usage().pinned_bytes() == 4 * 4096);  // charged like an MR
 }
 
 TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, the rest are "
