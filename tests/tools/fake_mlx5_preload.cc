@@ -1815,11 +1815,12 @@ int HInvokeWrite(Bundle& b) {
   if (cmd > UINT32_MAX) return -EINVAL;
   const KWrite* w = nullptr;
   if (int e = FindWrite(static_cast<uint32_t>(cmd), w)) return e;
-  // Only commands that are not marked write-only are reachable through INVOKE_WRITE;
-  // GET_CONTEXT is one (it is replaced by the GET_CONTEXT method).
-  if (w->cmd == IB_USER_VERBS_CMD_GET_CONTEXT) return -EINVAL;
+  // GET_CONTEXT is reachable too: the 6.1 and 6.12 kernels run ib_uverbs_get_context for it
+  // (rdma-core's fallback when the GET_CONTEXT method answers EPROTONOSUPPORT; the VM's
+  // conformance case invoke_write_get_context checks the real kernel).
   if (b.core.inlen < w->req_size || b.core.outlen < w->resp_size) return -ENOSPC;
-  if (!b.file->has_context) return -EINVAL;  // the handler's ib_uverbs_get_ucontext()
+  // The handler's ib_uverbs_get_ucontext(), but for the command that makes the context.
+  if (!b.file->has_context && w->cmd != IB_USER_VERBS_CMD_GET_CONTEXT) return -EINVAL;
   WCall c{b.file, b.core, b.driver, &b};
   return w->handler(c);
 }
