@@ -10,8 +10,14 @@ namespace rxp::abi::mlx5 {
 
 namespace {
 
-// A field of the driver request (0 past its end, as the kernel's zero-filled udata copy).
+// A field of the driver request, 0 past its end: the create handlers copy min(inlen,
+// sizeof(ucmd)) into a zeroed struct. (resize_user copies all of its struct whatever the
+// length: ResizeCqBuf refuses a shorter request.)
 #define RXP_DRIVER_FIELD(c, S, m) ReadField((c).driver_in, offsetof(S, m), sizeof(S::m))
+
+// The CQE sizes the driver takes (create_cq_user: anything else is EINVAL before it pins;
+// libmlx5 sends only these).
+bool ValidCqeSize(uint64_t cqe_size) { return cqe_size == 64 || cqe_size == 128; }
 
 // The kernel's roundup_pow_of_two(entries + 1) for an `int` count: a count past INT_MAX is
 // negative there and refused (mlx5_ib_create_cq, mlx5_ib_resize_cq: entries < 0 / < 1).
@@ -42,23 +48,28 @@ constexpr unsigned kSendWqeShift = 6;
 // core cqe; cqe_size is 64 or 128 for any CQ the kernel goes on to create.
 uint64_t CreateCqBuf(const PayloadContext& c) {
   const uint64_t entries = QueueEntries(c.cqe);
-  if (entries == 0) return kPinSizeInvalid;
-  return entries * RXP_DRIVER_FIELD(c, mlx5_ib_create_cq, cqe_size);
+  const uint64_t cqe_size = RXP_DRIVER_FIELD(c, mlx5_ib_create_cq, cqe_size);
+  if (entries == 0 || !ValidCqeSize(cqe_size)) return kPinSizeInvalid;
+  return entries * cqe_size;
 }
 
-// resize_user: ib_umem_get(buf_addr, (size_t)ucmd.cqe_size * entries); cqe_size (u16) is not
-// checked there, and 0 still pins the page holding an unaligned address (ib_umem_get).
+// resize_user: ib_copy_from_udata(&ucmd, udata, sizeof(ucmd)) -- all 16 bytes, whatever the
+// request holds (from an inline UHW_IN, the next attribute's header) -- then
+// ib_umem_get(buf_addr, (size_t)ucmd.cqe_size * entries). cqe_size is not checked there; the
+// proxy holds it to the sizes a CQ is created with, which is what libmlx5 sends.
 uint64_t ResizeCqBuf(const PayloadContext& c) {
   const uint64_t entries = QueueEntries(c.cqe);
-  if (entries == 0) return kPinSizeInvalid;
-  return std::max<uint64_t>(entries * RXP_DRIVER_FIELD(c, mlx5_ib_resize_cq, cqe_size), 1);
+  const uint64_t cqe_size = RXP_DRIVER_FIELD(c, mlx5_ib_resize_cq, cqe_size);
+  if (entries == 0 || c.driver_in.size() < sizeof(mlx5_ib_resize_cq) || !ValidCqeSize(cqe_size))
+    return kPinSizeInvalid;
+  return entries * cqe_size;
 }
 
 // set_user_buf_size: (rq.wqe_cnt << rq.wqe_shift) + (sq.wqe_cnt << 6); _create_user_qp pins
 // it only when buf_addr and the size are non-zero.
 uint64_t QpBuf(const PayloadContext& c) {
   const uint64_t rq = RqBytes(c);
-  if (rq == kPinSizeInvalid) return rq;
+  if (rq > INT_MAX) return kPinSizeInvalid;  // before the sum, which could wrap
   const uint64_t sq = RXP_DRIVER_FIELD(c, mlx5_ib_create_qp, sq_wqe_count) << kSendWqeShift;
   return FitsInt(rq + sq);
 }

@@ -35,6 +35,12 @@ TEST_CASE("mlx5 CQ buffers: rounded-up entries times the CQE size", "[driver][ml
   CHECK(mlx5::CreateCqBuf(r.context) == 64);
   r.context.cqe = 0x80000000u;  // negative as the kernel's int: refused (entries < 0)
   CHECK(mlx5::CreateCqBuf(r.context) == kPinSizeInvalid);
+  for (uint32_t size : {0u, 32u, 96u, 256u}) {  // create_cq_user: EINVAL before it pins
+    cq.cqe_size = size;
+    Request odd(cq);
+    odd.context.cqe = 255;
+    CHECK(mlx5::CreateCqBuf(odd.context) == kPinSizeInvalid);
+  }
   cq.cqe_size = 128;
   Request r128(cq);
   r128.context.cqe = 4095;
@@ -45,10 +51,18 @@ TEST_CASE("mlx5 CQ buffers: rounded-up entries times the CQE size", "[driver][ml
   Request rr(resize);
   rr.context.cqe = 1023;
   CHECK(mlx5::ResizeCqBuf(rr.context) == 1024 * 64);
-  resize.cqe_size = 0;  // resize_user does not check it: ib_umem_get still pins a page
+  resize.cqe_size = 0;  // resize_user does not check it; the proxy takes what creates take
   Request rz(resize);
   rz.context.cqe = 1023;
-  CHECK(mlx5::ResizeCqBuf(rz.context) == 1);
+  CHECK(mlx5::ResizeCqBuf(rz.context) == kPinSizeInvalid);
+  // resize_user copies 16 bytes whatever the request holds: a shorter one would have the
+  // kernel read cqe_size from whatever follows it.
+  resize.cqe_size = 64;
+  Request short_resize(resize);
+  short_resize.context.cqe = 1023;
+  short_resize.bytes.resize(8);
+  short_resize.context.driver_in = short_resize.bytes;
+  CHECK(mlx5::ResizeCqBuf(short_resize.context) == kPinSizeInvalid);
 }
 
 TEST_CASE("mlx5 QP buffers: the receive queue, then 64-byte send WQE blocks", "[driver][mlx5]") {
@@ -81,6 +95,11 @@ TEST_CASE("mlx5 QP buffers: the receive queue, then 64-byte send WQE blocks", "[
   qp.rq_wqe_shift = 11;
   Request big(qp);
   CHECK(mlx5::QpBuf(big.context) == kPinSizeInvalid);
+  qp.rq_wqe_count = 0xffffffff;  // 2^64 - 2^32: with 2^32 of SQ the sum would wrap to 0
+  qp.rq_wqe_shift = 32;
+  qp.sq_wqe_count = 1u << 26;
+  Request wrap(qp);
+  CHECK(mlx5::QpBuf(wrap.context) == kPinSizeInvalid);
   qp.rq_wqe_count = 0;
   qp.rq_wqe_shift = 0;
   qp.sq_wqe_count = 1u << 26;  // << 6 is 2^32

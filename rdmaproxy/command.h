@@ -76,6 +76,7 @@ class UverbsCommand {
   uint64_t pinned = 0;             // bytes reserved: a new MR, a driver's queue buffers
   bool reserved = false;           // Reserve() was taken for `creates`
   std::optional<uint32_t> rereg;   // REREG_MR with a new range, RESIZE_CQ: the object's handle
+  uint32_t queue_entries = 0;      // CQ creation / RESIZE_CQ with a driver-pinned buffer
   bool creates_context = false;
   // For logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND". Static storage (the schema's
   // names), so naming a command costs no string copy.
@@ -111,6 +112,7 @@ class UverbsCommand {
     pinned = 0;
     reserved = false;
     rereg.reset();
+    queue_entries = 0;
     creates_context = false;
     short_name = {};
     trace_request.clear();

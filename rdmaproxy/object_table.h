@@ -21,6 +21,8 @@ namespace rxp::proxy {
 struct TrackedObject {
   abi::ObjectId type = abi::kNoObject;
   uint64_t pinned = 0;   // bytes counted against the pinned-memory budget
+  // A CQ whose buffer the driver pinned: its entries (mlx5: RESIZE_CQ to as many pins nothing).
+  uint32_t queue_entries = 0;
 };
 
 class ObjectTable {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -217,16 +218,25 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
   // Driver queue buffers count against the pinned budget with the object they belong to
   // (RESIZE_CQ: like a REREG_MR, the CQ's new buffer replaces its old one).
   c.pinned += t.queue_bytes;
+  if (payload != nullptr && t.queue_bytes != 0)  // the driver's rounding, as QueueEntries
+    c.queue_entries = static_cast<uint32_t>(std::bit_ceil(uint64_t{payload->cqe} + 1));
   return r;
 }
 
 // RESIZE_CQ pins a new CQ buffer in place of the old one (mlx5 resize_user): the CQ's charge
-// against the pinned budget follows, as a REREG_MR's does.
+// against the pinned budget follows, as a REREG_MR's does. To as many entries as the CQ has,
+// mlx5_ib_resize_cq returns before it reads the request: nothing changes hands.
 void UverbsFile::ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
                               std::span<const std::byte> core) {
   if (wc.command != IB_USER_VERBS_CMD_RESIZE_CQ || c.pinned == 0) return;
-  c.rereg = static_cast<uint32_t>(
+  const auto cq = static_cast<uint32_t>(
       abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4));
+  if (const TrackedObject* o = objects_.Find(cq); o != nullptr && o->queue_entries != 0 &&
+                                                   o->queue_entries == c.queue_entries) {
+    c.pinned = 0;
+    return;
+  }
+  c.rereg = cq;
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -303,6 +313,9 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
         auto host = ResolveFd(fds, static_cast<int>(a.data), FileKind::kOther);
         if (!host) return std::move(host).error();
         u.data_s64 = *host;
+        // A kernel without the attribute would ignore it as optional and pin ADDR as a VA of
+        // the forwarder's, which the proxy left unchecked: mandatory, it refuses instead.
+        if (spec.meaning == abi::AttrMeaning::kDmabufFd) u.flags |= UVERBS_ATTR_F_MANDATORY;
         break;
       }
       case abi::AttrType::kIdrsArray: {
@@ -409,8 +422,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds,
                               pin_trans, facts->translated));
     const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
+    if (wc->creates != abi::kNoObject) c.creates = wc->creates;  // with CORE_OUT or not
     if (wc->creates != abi::kNoObject && core_out != nullptr) {
-      c.creates = wc->creates;
       const bool fd_object = abi::FindObject(wc->creates)->fd_object;
       Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
       p.place = OutputPlace(c, *core_out);
@@ -636,8 +649,10 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     c.outputs.push_back({bounce, w.response, resp_total, -1});
     resp = {true, bounce, w.response_len};
   }
+  // An extended create with no response buffer (ex_hdr.response 0, out_words 0) still makes
+  // its object (uverbs_response copies nothing): it counts, unread, until the file closes.
+  if (wc.creates != abi::kNoObject) c.creates = wc.creates;
   if (wc.creates != abi::kNoObject && wc.response != nullptr && w.response != 0) {
-    c.creates = wc.creates;
     const bool fd_object = abi::FindObject(wc.creates)->fd_object;
     Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
     p.place = resp;
@@ -787,9 +802,13 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
       engine_.usage().Release(gone->type, gone->pinned);
   }
   if (c.rereg) {
-    if (TrackedObject* mr = objects_.Find(*c.rereg)) {
-      engine_.usage().ReleasePinned(mr->pinned);
-      mr->pinned = c.pinned;
+    if (TrackedObject* o = objects_.Find(*c.rereg)) {
+      engine_.usage().ReleasePinned(o->pinned);
+      o->pinned = c.pinned;
+      if (c.queue_entries != 0) o->queue_entries = c.queue_entries;
+    } else {
+      // Destroyed meanwhile (another thread of a traced program): nothing holds the new range.
+      engine_.usage().ReleasePinned(c.pinned);
     }
   }
   bool tracked = false;  // the new object (if the command made one) is in objects_
@@ -814,7 +833,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
           // The kernel hands out a handle only while it is free (the file's xarray), so one
           // still tracked here is an object already gone: what it held goes back to the
           // sandbox as the new one takes its place.
-          if (const auto stale = objects_.Insert(handle, {c.creates, c.pinned}))
+          if (const auto stale = objects_.Insert(handle, {c.creates, c.pinned, c.queue_entries}))
             engine_.usage().Release(stale->type, stale->pinned);
           tracked = true;
         }

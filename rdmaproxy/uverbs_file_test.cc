@@ -1144,6 +1144,19 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
         .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(rcmd), sizeof(rcmd), kOpt);
     REQUIRE(f.Ioctl(b.Build()) == 0);
     CHECK(f.engine.usage().pinned_bytes() == 6144);
+    // RESIZE_CQ of the second CQ to the 32 entries it has: mlx5_ib_resize_cq returns before it
+    // reads the request, so whatever cqe_size says, its 2 KiB stay what it holds.
+    resize.cq_handle = 13;
+    resize.cqe = 31;
+    rcmd.cqe_size = 128;
+    IoctlBuilder noop(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+    noop.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_RESIZE_CQ, 8)
+        .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(resize), sizeof(resize))
+        .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_resize_cq_resp)),
+                 sizeof(ib_uverbs_resize_cq_resp))
+        .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(rcmd), sizeof(rcmd), kOpt);
+    REQUIRE(f.Ioctl(noop.Build()) == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 6144);
     // A third CQ fills the 8 KiB budget; a fourth is ENOMEM, not forwarded.
     REQUIRE(create() == 0);
     CHECK(f.engine.usage().pinned_bytes() == 8192);
@@ -1205,6 +1218,35 @@ TEST_CASE("sentry mode: mlx5 flow counters data is copied, not passed through", 
   CHECK(seen_ptr != app_descs + kMirror);  // a copy, not the mirror either
   CHECK(seen[0].description == 1);
   CHECK(seen[1].index == 1);
+}
+
+// An extended create written with no response buffer (ex_hdr.response 0, out_words 0: what
+// verify_hdr accepts) still makes its object: the kernel's uverbs_response copies nothing and
+// succeeds. It counts against the quotas until the file closes, though its handle is unknown.
+// (Through INVOKE_WRITE a create without CORE_OUT is the kernel's ENOSPC.)
+TEST_CASE("an extended create without a response still counts against the quota", "[engine]") {
+  PolicyConfig policy;
+  policy.quotas.qps = 1;
+  Fixture f(kMirror, policy);
+  TrackPd(f, 7);
+  TrackCq(f, 8);
+  f.host.on_write = [](const void*, size_t len) { return static_cast<long>(len); };
+  ib_uverbs_ex_create_qp ex{};
+  ex.pd_handle = 7;
+  ex.send_cq_handle = ex.recv_cq_handle = 8;
+  ex.qp_type = IB_UVERBS_QPT_RC;
+  ex.max_send_wr = ex.max_recv_wr = ex.max_send_sge = ex.max_recv_sge = 1;
+  const auto written = abi::testing::ExWrite(IB_USER_VERBS_EX_CMD_CREATE_QP, ex, 0, 0);
+  const auto create = [&] {
+    return f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), written.size());
+  };
+  REQUIRE(create() == static_cast<long>(written.size()));
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_QP) == 1);
+  const int calls = f.host.calls;
+  CHECK(create() == -EDQUOT);
+  CHECK(f.host.calls == calls);
+  f.file.reset();  // closing the file gives it back
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_QP) == 0);
 }
 
 // The same through the legacy write path: CREATE_QP's driver data sizes the QP buffer from
@@ -1285,6 +1327,32 @@ TEST_CASE("sentry mode: a DEVX UMEM is checked for its whole length", "[engine][
   REQUIRE(reg(4 * 4096) == 0);
   CHECK(seen_addr == mem + kMirror);
   CHECK(f.engine.usage().pinned_bytes() == 4 * 4096);  // charged like an MR
+
+  // With a dma-buf fd, ADDR is an offset into the dma-buf: nothing of the app's is asked for,
+  // and the fd goes as mandatory, so a kernel that does not know it refuses rather than pin
+  // the offset as a VA of the runtime's.
+  f.fds.Add(30, HostFile{77, FileKind::kDmaBuf, 0});
+  uint16_t seen_flags = 0;
+  int64_t seen_fd = -1;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    seen_addr = fw.Find(MLX5_IB_ATTR_DEVX_UMEM_REG_ADDR)->data;
+    seen_flags = fw.Find(MLX5_IB_ATTR_DEVX_UMEM_REG_DMABUF_FD)->flags;
+    seen_fd = fw.Find(MLX5_IB_ATTR_DEVX_UMEM_REG_DMABUF_FD)->data_s64;
+    fw.Find(MLX5_IB_ATTR_DEVX_UMEM_REG_HANDLE)->data = 6;
+    fw.Output(MLX5_IB_ATTR_DEVX_UMEM_REG_OUT_ID, uint32_t{78});
+    return 0L;
+  };
+  IoctlBuilder dmabuf(MLX5_IB_OBJECT_DEVX_UMEM, MLX5_IB_METHOD_DEVX_UMEM_REG, RDMA_DRIVER_MLX5);
+  dmabuf.Handle(MLX5_IB_ATTR_DEVX_UMEM_REG_HANDLE, 0)
+      .Inline(MLX5_IB_ATTR_DEVX_UMEM_REG_ADDR, 0x200000, 8)
+      .Inline(MLX5_IB_ATTR_DEVX_UMEM_REG_LEN, 4096, 8)
+      .Handle(MLX5_IB_ATTR_DEVX_UMEM_REG_DMABUF_FD, 30, kOpt)
+      .Pointer(MLX5_IB_ATTR_DEVX_UMEM_REG_OUT_ID, f.memory.Alloc(4), 4);
+  REQUIRE(f.Ioctl(dmabuf.Build()) == 0);
+  CHECK(seen_addr == 0x200000);
+  CHECK(seen_fd == 77);
+  CHECK((seen_flags & UVERBS_ATTR_F_MANDATORY) != 0);
 }
 
 TEST_CASE("as the forwarder: context-free commands run on the forwarder's copy, the rest are "
