@@ -46,23 +46,22 @@ TEST_CASE("mlx5 CQ buffers: rounded-up entries times the CQE size", "[driver][ml
   r128.context.cqe = 4095;
   CHECK(mlx5::CreateCqBuf(r128.context) == 4096 * 128);
 
-  mlx5_ib_resize_cq resize{};
-  resize.cqe_size = 64;
-  Request rr(resize);
-  rr.context.cqe = 1023;
-  CHECK(mlx5::ResizeCqBuf(rr.context) == 1024 * 64);
-  resize.cqe_size = 0;  // resize_user does not check it; the proxy takes what creates take
-  Request rz(resize);
-  rz.context.cqe = 1023;
-  CHECK(mlx5::ResizeCqBuf(rz.context) == kPinSizeInvalid);
+  // RESIZE_CQ to 1023 entries (1024 CQEs), the driver request cut to `request_bytes`.
+  const auto resize_bytes = [](uint16_t cqe_size, size_t request_bytes) {
+    mlx5_ib_resize_cq resize{};
+    resize.cqe_size = cqe_size;
+    Request req(resize);
+    req.bytes.resize(request_bytes);
+    req.context.driver_in = req.bytes;
+    req.context.cqe = 1023;
+    return mlx5::ResizeCqBuf(req.context);
+  };
+  CHECK(resize_bytes(64, sizeof(mlx5_ib_resize_cq)) == 1024 * 64);
+  // resize_user does not check cqe_size; the proxy takes what creates take.
+  CHECK(resize_bytes(0, sizeof(mlx5_ib_resize_cq)) == kPinSizeInvalid);
   // resize_user copies 16 bytes whatever the request holds: a shorter one would have the
   // kernel read cqe_size from whatever follows it.
-  resize.cqe_size = 64;
-  Request short_resize(resize);
-  short_resize.context.cqe = 1023;
-  short_resize.bytes.resize(8);
-  short_resize.context.driver_in = short_resize.bytes;
-  CHECK(mlx5::ResizeCqBuf(short_resize.context) == kPinSizeInvalid);
+  CHECK(resize_bytes(64, 8) == kPinSizeInvalid);
 }
 
 TEST_CASE("mlx5 QP buffers: the receive queue, then 64-byte send WQE blocks", "[driver][mlx5]") {

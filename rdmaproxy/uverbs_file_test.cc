@@ -36,6 +36,15 @@ struct Forwarded {
       if (attrs[i].attr_id == id) return &attrs[i];
     return nullptr;
   }
+  // What the kernel reads through pointer attribute `id`, as a T.
+  template <typename T>
+  T Input(uint16_t id) {
+    ib_uverbs_attr* a = Find(id);
+    REQUIRE(a != nullptr);
+    T value;
+    std::memcpy(&value, reinterpret_cast<const void*>(a->data), sizeof(T));
+    return value;
+  }
   template <typename T>
   void Output(uint16_t id, const T& value) {
     ib_uverbs_attr* a = Find(id);
@@ -87,6 +96,18 @@ std::vector<std::byte> AllocPd(FakeAppMemory& mem, uint64_t* resp_out,
   b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8)
       .Inline(UVERBS_ATTR_CORE_IN, 0, sizeof(ib_uverbs_alloc_pd))
       .Pointer(UVERBS_ATTR_CORE_OUT, *resp_out, sizeof(ib_uverbs_alloc_pd_resp));
+  return b.Build();
+}
+
+// The same on an mlx5 device, with `uhw` as the driver request (UHW_IN).
+template <typename Req, typename Uhw>
+std::vector<std::byte> InvokeWriteMlx5(FakeAppMemory& mem, uint32_t command, const Req& req,
+                                       size_t resp_len, const Uhw& uhw) {
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
+  b.Inline(UVERBS_ATTR_WRITE_CMD, command, 8)
+      .Pointer(UVERBS_ATTR_CORE_IN, mem.Put(req), sizeof(req))
+      .Pointer(UVERBS_ATTR_CORE_OUT, mem.Alloc(resp_len), static_cast<uint16_t>(resp_len))
+      .Pointer(UVERBS_ATTR_UHW_IN, mem.Put(uhw), sizeof(uhw), kOpt);
   return b.Build();
 }
 
@@ -1047,10 +1068,7 @@ TEST_CASE("sentry mode: mlx5 queue buffers are checked for the whole length the 
   uint64_t seen_buf = 0, seen_db = 0;
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
-    ib_uverbs_attr* uhw = fw.Find(UVERBS_ATTR_UHW_IN);
-    REQUIRE(uhw != nullptr);
-    mlx5_ib_create_cq ucmd{};
-    std::memcpy(&ucmd, reinterpret_cast<void*>(uhw->data), sizeof(ucmd));
+    const auto ucmd = fw.Input<mlx5_ib_create_cq>(UVERBS_ATTR_UHW_IN);
     seen_buf = ucmd.buf_addr;
     seen_db = ucmd.db_addr;
     fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
@@ -1129,33 +1147,23 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
     CHECK(f.engine.usage().pinned_bytes() == 2048);
     REQUIRE(create() == 0);
     CHECK(f.engine.usage().pinned_bytes() == 4096);
-    // RESIZE_CQ of the first CQ to 63 entries: 64 CQEs, 4 KiB, in place of its 2 KiB.
-    ib_uverbs_resize_cq resize{};
-    resize.cq_handle = 12;
-    resize.cqe = 63;
-    mlx5_ib_resize_cq rcmd{};
-    rcmd.buf_addr = buf;
-    rcmd.cqe_size = 64;
-    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
-    b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_RESIZE_CQ, 8)
-        .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(resize), sizeof(resize))
-        .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_resize_cq_resp)),
-                 sizeof(ib_uverbs_resize_cq_resp))
-        .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(rcmd), sizeof(rcmd), kOpt);
-    REQUIRE(f.Ioctl(b.Build()) == 0);
+    // INVOKE_WRITE(RESIZE_CQ) of CQ `handle` to `cqe` entries of `cqe_size` bytes at buf.
+    const auto resize_cq = [&](uint32_t handle, uint32_t cqe, uint16_t cqe_size) {
+      ib_uverbs_resize_cq resize{};
+      resize.cq_handle = handle;
+      resize.cqe = cqe;
+      mlx5_ib_resize_cq rcmd{};
+      rcmd.buf_addr = buf;
+      rcmd.cqe_size = cqe_size;
+      return f.Ioctl(InvokeWriteMlx5(f.memory, IB_USER_VERBS_CMD_RESIZE_CQ, resize,
+                                     sizeof(ib_uverbs_resize_cq_resp), rcmd));
+    };
+    // The first CQ to 63 entries: 64 CQEs, 4 KiB, in place of its 2 KiB.
+    REQUIRE(resize_cq(12, 63, 64) == 0);
     CHECK(f.engine.usage().pinned_bytes() == 6144);
-    // RESIZE_CQ of the second CQ to the 32 entries it has: mlx5_ib_resize_cq returns before it
-    // reads the request, so whatever cqe_size says, its 2 KiB stay what it holds.
-    resize.cq_handle = 13;
-    resize.cqe = 31;
-    rcmd.cqe_size = 128;
-    IoctlBuilder noop(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
-    noop.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_RESIZE_CQ, 8)
-        .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(resize), sizeof(resize))
-        .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_resize_cq_resp)),
-                 sizeof(ib_uverbs_resize_cq_resp))
-        .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(rcmd), sizeof(rcmd), kOpt);
-    REQUIRE(f.Ioctl(noop.Build()) == 0);
+    // The second CQ to the 32 entries it has: mlx5_ib_resize_cq returns before it reads the
+    // request, so whatever cqe_size says, its 2 KiB stay what it holds.
+    REQUIRE(resize_cq(13, 31, 128) == 0);
     CHECK(f.engine.usage().pinned_bytes() == 6144);
     // A third CQ fills the 8 KiB budget; a fourth is ENOMEM, not forwarded.
     REQUIRE(create() == 0);
@@ -1197,23 +1205,17 @@ TEST_CASE("sentry mode: mlx5 flow counters data is copied, not passed through", 
   std::array<mlx5_ib_flow_counters_desc, 2> seen{};
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
-    decltype(ucmd) got;
-    std::memcpy(&got, reinterpret_cast<void*>(fw.Find(UVERBS_ATTR_UHW_IN)->data), sizeof(got));
-    seen_ptr = got.data.counters_data;
+    seen_ptr = fw.Input<decltype(ucmd)>(UVERBS_ATTR_UHW_IN).data.counters_data;
     std::memcpy(seen.data(), reinterpret_cast<void*>(seen_ptr), sizeof(seen));
     fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_create_flow_resp{0, 5});
     return 0L;
   };
   ib_uverbs_create_flow flow{};
   flow.qp_handle = 9;
-  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
-  b.Inline(UVERBS_ATTR_WRITE_CMD,
-           IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW, 8)
-      .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(flow), sizeof(flow))
-      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_create_flow_resp)),
-               sizeof(ib_uverbs_create_flow_resp))
-      .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(ucmd), sizeof(ucmd), kOpt);
-  REQUIRE(f.Ioctl(b.Build()) == 0);
+  constexpr uint32_t kCreateFlow =
+      IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_FLOW;
+  REQUIRE(f.Ioctl(InvokeWriteMlx5(f.memory, kCreateFlow, flow,
+                                  sizeof(ib_uverbs_create_flow_resp), ucmd)) == 0);
   CHECK(seen_ptr != app_descs);
   CHECK(seen_ptr != app_descs + kMirror);  // a copy, not the mirror either
   CHECK(seen[0].description == 1);
@@ -1260,11 +1262,7 @@ TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send qu
   uint64_t seen_buf = 0;
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
-    ib_uverbs_attr* uhw = fw.Find(UVERBS_ATTR_UHW_IN);
-    REQUIRE(uhw != nullptr);
-    mlx5_ib_create_qp ucmd{};
-    std::memcpy(&ucmd, reinterpret_cast<void*>(uhw->data), sizeof(ucmd));
-    seen_buf = ucmd.buf_addr;
+    seen_buf = fw.Input<mlx5_ib_create_qp>(UVERBS_ATTR_UHW_IN).buf_addr;
     fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_create_qp_resp{9, 0x99});
     return 0L;
   };
@@ -1275,14 +1273,9 @@ TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send qu
     ucmd.rq_wqe_count = 64;
     ucmd.rq_wqe_shift = rq_shift;
     ucmd.sq_wqe_count = 128;
-    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_MLX5);
-    const ib_uverbs_create_qp req = CreateQpReq(IB_UVERBS_QPT_RC, 7, 8);
-    b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_CREATE_QP, 8)
-        .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(req), sizeof(req))
-        .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_create_qp_resp)),
-                 sizeof(ib_uverbs_create_qp_resp))
-        .Pointer(UVERBS_ATTR_UHW_IN, f.memory.Put(ucmd), sizeof(ucmd), kOpt);
-    return f.Ioctl(b.Build());
+    return f.Ioctl(InvokeWriteMlx5(f.memory, IB_USER_VERBS_CMD_CREATE_QP,
+                                   CreateQpReq(IB_UVERBS_QPT_RC, 7, 8),
+                                   sizeof(ib_uverbs_create_qp_resp), ucmd));
   };
   constexpr size_t kBytes = 64 * 16 + 128 * 64;
   const uint64_t whole = f.memory.Alloc(kBytes);
