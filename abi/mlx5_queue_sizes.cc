@@ -86,6 +86,10 @@ uint64_t RawQpSqBuf(const PayloadContext& c) {
   return FitsInt(RXP_DRIVER_FIELD(c, mlx5_ib_create_qp, sq_wqe_count) << kSendWqeShift);
 }
 
+uint32_t CqEntries(const PayloadContext& c) {
+  return static_cast<uint32_t>(QueueEntries(c.cqe));  // at most 2^31
+}
+
 // set_user_rq_size: check_shl_overflow(rq_wqe_count, rq_wqe_shift, &buf_size) -> EINVAL.
 uint64_t WqBuf(const PayloadContext& c) {
   const uint64_t count = RXP_DRIVER_FIELD(c, mlx5_ib_create_wq, rq_wqe_count);

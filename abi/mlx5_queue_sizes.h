@@ -17,4 +17,8 @@ uint64_t RawQpSqBuf(const PayloadContext& c);   // .sq_buf_addr of the same: its
 uint64_t WqBuf(const PayloadContext& c);        // mlx5_ib_create_wq.buf_addr
 uint64_t SrqBuf(const PayloadContext& c);       // mlx5_ib_create_srq.buf_addr
 
+// The entries a CQ of `c.cqe` gets (roundup_pow_of_two(cqe + 1)); 0 for a count the driver
+// refuses. A RESIZE_CQ to as many is one the driver answers without reading its request.
+uint32_t CqEntries(const PayloadContext& c);
+
 }  // namespace rxp::abi::mlx5

@@ -2,10 +2,9 @@
 
 #include <cstring>
 
-#include <unistd.h>
-
 #include "abi/payload.h"
 #include "abi/write_decoder.h"
+#include "rdmaproxy/mmap_rules.h"
 
 namespace rxp::proxy {
 
@@ -22,7 +21,7 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
   uint64_t start = value;
   uint64_t len = 0;
   if (f.pins_page) {
-    static const uint64_t kPage = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    static const uint64_t kPage = uint64_t{1} << MmapRules::HostPageShift();
     start = value & ~(kPage - 1);
     len = kPage;
   } else {
@@ -59,13 +58,13 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
   const uint64_t value = abi::ReadField(bytes, off, f.size);
   switch (f.kind) {
     case abi::FieldKind::kPinnedVa: {
+      if (t.pin && value != 0 && (f.pin_length != nullptr || f.pins_page))
+        return TranslateDriverPin(t, at, f, off, value, status);
       uint64_t len = 1;
       size_t len_at = 0;
       const abi::Field* lf =
           f.length_field.empty() ? nullptr : layout.Locate(f.length_field, len_at);
       if (lf != nullptr) len = abi::ReadField(bytes, len_at, lf->size);
-      if (t.pin && value != 0 && (f.pin_length != nullptr || f.pins_page))
-        return TranslateDriverPin(t, at, f, off, value, status);
       if (!t.pin) {
         // A range the request does not use (REREG_MR without IB_MR_REREG_TRANS): the core
         // ignores it, but a 6.12 mlx5 driver recreating an ODP or dma-buf MR registers it

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <array>
-#include <bit>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "abi/mlx5_queue_sizes.h"
 #include "abi/payload.h"
 #include "abi/trace_printer.h"
 #include "rdmaproxy/content_rules.h"
@@ -206,7 +206,6 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
                                          const abi::PayloadContext* payload) {
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
                      c.short_name, {}, payload};
-
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
   // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file but an RDMA one.
   t.resolve_fd = [&](const abi::Field& f, int fd) -> Result<int> {
@@ -218,8 +217,7 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
   // Driver queue buffers count against the pinned budget with the object they belong to
   // (RESIZE_CQ: like a REREG_MR, the CQ's new buffer replaces its old one).
   c.pinned += t.queue_bytes;
-  if (payload != nullptr && t.queue_bytes != 0)  // the driver's rounding, as QueueEntries
-    c.queue_entries = static_cast<uint32_t>(std::bit_ceil(uint64_t{payload->cqe} + 1));
+  if (payload != nullptr && t.queue_bytes != 0) c.queue_entries = abi::mlx5::CqEntries(*payload);
   return r;
 }
 
@@ -423,7 +421,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
                               pin_trans, facts->translated));
     const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
     if (wc->creates != abi::kNoObject) c.creates = wc->creates;  // with CORE_OUT or not
-    if (wc->creates != abi::kNoObject && core_out != nullptr) {
+    if (c.creates != abi::kNoObject && core_out != nullptr) {
       const bool fd_object = abi::FindObject(wc->creates)->fd_object;
       Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
       p.place = OutputPlace(c, *core_out);
@@ -652,7 +650,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   // An extended create with no response buffer (ex_hdr.response 0, out_words 0) still makes
   // its object (uverbs_response copies nothing): it counts, unread, until the file closes.
   if (wc.creates != abi::kNoObject) c.creates = wc.creates;
-  if (wc.creates != abi::kNoObject && wc.response != nullptr && w.response != 0) {
+  if (c.creates != abi::kNoObject && wc.response != nullptr && w.response != 0) {
     const bool fd_object = abi::FindObject(wc.creates)->fd_object;
     Produced p{fd_object ? Produced::What::kFd : Produced::What::kHandle};
     p.place = resp;
