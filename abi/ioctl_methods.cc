@@ -655,21 +655,26 @@ constexpr Attr kMlx5SteeringAnchorDestroy[] = {
 constexpr Attr kMlx5VarAlloc[] = {
     Idr(ID(MLX5_IB_ATTR_VAR_OBJ_ALLOC_HANDLE), "handle", MLX5_IB_OBJECT_VAR, kNew, kMandatory),
     Out(ID(MLX5_IB_ATTR_VAR_OBJ_ALLOC_PAGE_ID), "page_id", 4, kMandatory),
-    Out(ID(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_LENGTH), "mmap_length", 4, kMandatory),
-    Hex(Out(ID(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_OFFSET), "mmap_offset", 8, kMandatory)),
+    WithMeaning(Out(ID(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_LENGTH), "mmap_length", 4, kMandatory),
+                AttrMeaning::kMmapEntryLength),
+    WithMeaning(Hex(Out(ID(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_OFFSET), "mmap_offset", 8, kMandatory)),
+                AttrMeaning::kMmapEntryOffset),
 };
 constexpr Attr kMlx5VarDestroy[] = {
     Idr(ID(MLX5_IB_ATTR_VAR_OBJ_DESTROY_HANDLE), "var", MLX5_IB_OBJECT_VAR, kDestroy,
         kMandatory),
 };
-// UAR_OBJ_ALLOC returns an mmap offset in the rdma_user_mmap_entry range of this file's
-// ucontext; the app mmaps it on the same fd (mlx5_ib_mmap_offset).
+// UAR_OBJ_ALLOC (and VAR_OBJ_ALLOC above) return an mmap offset in the rdma_user_mmap_entry
+// range of this file's ucontext; the app mmaps it on the same fd (mlx5_ib_mmap_offset) while
+// the object lives.
 constexpr Attr kMlx5UarAlloc[] = {
     Idr(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE), "handle", MLX5_IB_OBJECT_UAR, kNew, kMandatory),
     Const(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE), "type", kMandatory),
     Out(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID), "page_id", 4, kMandatory),
-    Out(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH), "mmap_length", 4, kMandatory),
-    Hex(Out(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET), "mmap_offset", 8, kMandatory)),
+    WithMeaning(Out(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH), "mmap_length", 4, kMandatory),
+                AttrMeaning::kMmapEntryLength),
+    WithMeaning(Hex(Out(ID(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET), "mmap_offset", 8, kMandatory)),
+                AttrMeaning::kMmapEntryOffset),
 };
 constexpr Attr kMlx5UarDestroy[] = {
     Idr(ID(MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE), "uar", MLX5_IB_OBJECT_UAR, kDestroy,

@@ -286,6 +286,11 @@ enum class AttrMeaning : uint8_t {
   kCoreIn,     // INVOKE_WRITE: the legacy core request (without ib_uverbs_cmd_hdr)
   kCoreOut,    // INVOKE_WRITE: the legacy core response
   kPrmMailbox, // mlx5 DEVX: a raw firmware command / response mailbox
+  // An output u64: an mmap offset in the file's rdma_user_mmap_entry range that the kernel
+  // hands out with a new object (mlx5 UAR_OBJ_ALLOC, VAR_OBJ_ALLOC), mappable on the same fd
+  // until the object is destroyed (rdma_user_mmap_entry_remove); and its u32 length.
+  kMmapEntryOffset,
+  kMmapEntryLength,
 };
 
 struct Attr {

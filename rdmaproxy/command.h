@@ -33,17 +33,17 @@ struct OutputCopy {
 };
 
 // A u32 the kernel writes that names something the proxy must act on: a new object's handle,
-// a new fd, an rxe mmap cookie, an mlx5 UAR mmap offset.
+// a new fd, an rxe mmap cookie, an mmap entry offset handed out with a new object (mlx5 UAR,
+// VAR).
 struct Produced {
-  enum class What { kHandle, kFd, kRxeMmapInfo, kMlx5UarOffset };
+  enum class What { kHandle, kFd, kRxeMmapInfo, kMmapEntry };
   What what = What::kHandle;
   // Where: an ioctl attribute's data word (attr_index >= 0), or `place` + `offset`.
   int attr_index = -1;
   Place place;
   uint32_t offset = 0;
   FileKind fd_kind = FileKind::kOther;  // kFd
-  uint32_t length_offset = 0;           // kMlx5UarOffset: the MMAP_LENGTH output's place offset
-  Place length_place;
+  Place length_place;                   // kMmapEntry: where the kernel writes the entry's length
 };
 
 class UverbsCommand {

@@ -114,6 +114,22 @@ Result<void> DevxQueryOnly(const PolicyConfig& p, const CommandView& v) {
   return Fail(EPERM, "DEVX_OTHER opcode {:#x} is not a permitted read-only query", opcode);
 }
 
+bool EspWithEncap(const CommandView& v) {
+  return (IsMethod(v, UVERBS_OBJECT_FLOW_ACTION, UVERBS_METHOD_FLOW_ACTION_ESP_CREATE) ||
+          IsMethod(v, UVERBS_OBJECT_FLOW_ACTION, UVERBS_METHOD_FLOW_ACTION_ESP_MODIFY)) &&
+         v.ioctl->Find(UVERBS_ATTR_FLOW_ACTION_ESP_ENCAP) != nullptr;
+}
+
+// An ESP flow action's ENCAP is a user-space list the core walks with copy_from_user
+// (val_ptr, next_ptr: flow_action_esp_get_encap), from the caller's memory -- in sentry mode
+// the runtime's. The one driver with ESP actions refuses any encap after that walk
+// (mlx5_ib_create_flow_action_esp / _modify_: attr->encap gives -EOPNOTSUPP), so the kernel's
+// answer is given here and the pointers never reach it, whatever the policy allows.
+Result<void> EspEncap(const PolicyConfig&, const CommandView&) {
+  return Fail(EOPNOTSUPP, "ESP flow action encapsulation is not supported (mlx5 refuses it; "
+                          "its val_ptr/next_ptr list is not forwarded)");
+}
+
 struct ContentRule {
   const char* name;
   bool (*applies)(const CommandView&);
@@ -125,6 +141,7 @@ constexpr ContentRule kRules[] = {
     {"mlx5 DEVX contexts", &GetContextOnMlx5, &Mlx5DevxContext},
     {"mlx5 device memory types", &DmAllocOnMlx5, &Mlx5DmType},
     {"DEVX read-only queries", &DevxOther, &DevxQueryOnly},
+    {"ESP encapsulation", &EspWithEncap, &EspEncap},
 };
 
 }  // namespace

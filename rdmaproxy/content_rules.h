@@ -8,6 +8,9 @@
 //   mlx5 SW-ICM device memory         DM.ALLOC of a steering ICM type is refused (EPERM)
 //   DEVX query-only                   with devx "query", DEVX_OTHER may only carry a
 //                                     whitelisted read-only PRM opcode
+//   ESP encapsulation                 an ESP flow action with ENCAP is refused (EOPNOTSUPP,
+//                                     mlx5's answer) under any policy: its user-pointer list
+//                                     is never forwarded
 #pragma once
 
 #include <cstdint>

@@ -79,7 +79,8 @@ Result<void> MmapRules::CheckMlx5(uint64_t offset, uint64_t length, int prot) co
   if (cmd < kFirstEntry) return Fail(EINVAL, "unknown mlx5 mmap command {}", cmd);
   auto it = entries_.find(offset);
   if (it == entries_.end())
-    return Fail(EINVAL, "mlx5 mmap offset {:#x} was not handed out by UAR_OBJ_ALLOC", offset);
+    return Fail(EINVAL, "mlx5 mmap offset {:#x} was not handed out by a live UAR or VAR "
+                "allocation", offset);
   if (length > it->second)
     return Fail(EINVAL, "mlx5 mmap of {} bytes exceeds the {}-byte object", length, it->second);
   return Ok();

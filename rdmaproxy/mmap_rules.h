@@ -25,7 +25,8 @@ class MmapRules {
 
   // rxe: a queue's mmap cookie from a create / resize / modify response.
   void AllowOnce(uint64_t offset, uint64_t size) { once_[offset] = size; }
-  // mlx5: an entry offset from UAR_OBJ_ALLOC (mappable while the UAR object lives).
+  // mlx5: an entry offset from UAR_OBJ_ALLOC or VAR_OBJ_ALLOC (mappable while the object
+  // lives: the engine revokes it when the object is destroyed).
   void AllowEntry(uint64_t offset, uint64_t size) { entries_[offset] = size; }
   void RevokeEntry(uint64_t offset) { entries_.erase(offset); }
 

@@ -23,6 +23,9 @@ struct TrackedObject {
   uint64_t pinned = 0;   // bytes counted against the pinned-memory budget
   // A CQ whose buffer the driver pinned: its entries (mlx5: RESIZE_CQ to as many pins nothing).
   uint32_t queue_entries = 0;
+  // An object that came with an mmap entry (mlx5 UAR, VAR): its offset, no longer mappable
+  // once the object is gone (rdma_user_mmap_entry_remove). 0: none.
+  uint64_t mmap_entry = 0;
 };
 
 class ObjectTable {

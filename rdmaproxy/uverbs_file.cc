@@ -461,7 +461,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     if (r.write_command != nullptr) ResizesQueue(c, *r.write_command, core_in);
   }
 
-  // Outputs the proxy must act on: rxe mmap cookies (UHW_OUT), mlx5 UAR mmap offsets.
+  // Outputs the proxy must act on: rxe mmap cookies (UHW_OUT), mmap entries (mlx5 UAR, VAR).
   if (const abi::IoctlAttr* uo = r.Find(UVERBS_ATTR_UHW_OUT); uo != nullptr) {
     const abi::DriverPayload* dp = abi::DriverPayloadFor(r, device_);
     const abi::Layout* out = dp != nullptr ? dp->out : nullptr;
@@ -477,10 +477,10 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       });
     }
   }
-  if (m.object == MLX5_IB_OBJECT_UAR && m.id == MLX5_IB_METHOD_UAR_OBJ_ALLOC) {
-    const abi::IoctlAttr* off = r.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET);
-    const abi::IoctlAttr* len = r.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH);
-    Produced p{Produced::What::kMlx5UarOffset};
+  if (const abi::IoctlAttr* off = r.FindMeaning(abi::AttrMeaning::kMmapEntryOffset)) {
+    // Both outputs are mandatory in the schema, so a decoded request carries the pair.
+    const abi::IoctlAttr* len = r.FindMeaning(abi::AttrMeaning::kMmapEntryLength);
+    Produced p{Produced::What::kMmapEntry};
     p.place = OutputPlace(c, *off);
     p.length_place = OutputPlace(c, *len);
     c.produced.push_back(p);
@@ -775,6 +775,13 @@ std::optional<uint64_t> ReadProduced(const Place& place, uint32_t offset, size_t
 
 }  // namespace
 
+void UverbsFile::Forget(const TrackedObject& gone) {
+  engine_.usage().Release(gone.type, gone.pinned);
+  // rdma_user_mmap_entry_remove(): the kernel maps the offset no more once its object is gone
+  // (a later UAR may be handed the same offset again, and is allowed anew).
+  if (gone.mmap_entry != 0) mmaps_.RevokeEntry(gone.mmap_entry);
+}
+
 void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
                         AppMemory& memory, FdBridge& fds) {
   const bool ok = result >= 0;
@@ -796,8 +803,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     has_context_ = true;
   }
   if (c.destroys) {
-    if (auto gone = objects_.Erase(*c.destroys))
-      engine_.usage().Release(gone->type, gone->pinned);
+    if (auto gone = objects_.Erase(*c.destroys)) Forget(*gone);
   }
   if (c.rereg) {
     if (TrackedObject* o = objects_.Find(*c.rereg)) {
@@ -810,6 +816,8 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     }
   }
   bool tracked = false;  // the new object (if the command made one) is in objects_
+  std::optional<uint32_t> new_handle;
+  uint64_t mmap_entry = 0;  // the mmap entry that came with it
   for (const Produced& p : c.produced) {
     std::optional<uint64_t> value;
     if (p.attr_index >= 0) {
@@ -818,7 +826,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
       if (at + 8 <= image_after.size()) value = abi::ReadField(image_after, at, 8);
     } else {
       const size_t size = p.what == Produced::What::kRxeMmapInfo ||
-                                  p.what == Produced::What::kMlx5UarOffset
+                                  p.what == Produced::What::kMmapEntry
                               ? 8
                               : 4;
       value = ReadProduced(p.place, p.offset, size, image_after, memory);
@@ -832,8 +840,9 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
           // still tracked here is an object already gone: what it held goes back to the
           // sandbox as the new one takes its place.
           if (const auto stale = objects_.Insert(handle, {c.creates, c.pinned, c.queue_entries}))
-            engine_.usage().Release(stale->type, stale->pinned);
+            Forget(*stale);
           tracked = true;
+          new_handle = handle;
         }
         break;
       case Produced::What::kFd:
@@ -843,13 +852,16 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
         if (*value != 0) mmaps_.AllowOnce(*value, size.value_or(0));
         break;
       }
-      case Produced::What::kMlx5UarOffset: {
+      case Produced::What::kMmapEntry: {
         auto len = ReadProduced(p.length_place, 0, 4, image_after, memory);
         mmaps_.AllowEntry(*value, len.value_or(4096));
+        mmap_entry = *value;
         break;
       }
     }
   }
+  if (new_handle && mmap_entry != 0)
+    if (TrackedObject* o = objects_.Find(*new_handle)) o->mmap_entry = mmap_entry;
   // A new object whose handle could not be read back: the kernel wrote the response into the
   // app's memory (identity mode), which another thread unmapped or made unreadable before the
   // proxy read it. The object exists, so what it holds stays counted until the file closes.

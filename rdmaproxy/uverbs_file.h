@@ -130,6 +130,9 @@ class UverbsFile {
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
               AppMemory& memory, FdBridge& fds);
+  // An object destroyed (or replaced under its handle): the quotas get back what it held, and
+  // its mmap entry is no longer mappable.
+  void Forget(const TrackedObject& gone);
   void Refuse(const Error& error, int refusal);
   // `refusal` of what command `c` carries, or the kernel's answer when the device does not
   // implement the command's method (device_methods.h); `missing` says which.

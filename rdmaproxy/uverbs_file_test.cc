@@ -591,6 +591,116 @@ TEST_CASE("policy: denied methods and content rules are refused before the kerne
   CHECK(f.engine.usage().live(UVERBS_OBJECT_DEVICE) == 1);
 }
 
+// An ESP flow action's ENCAP names a user-space list the core copies from (val_ptr, next_ptr);
+// mlx5, the one driver with ESP actions, refuses any encap. Even where the policy allows the
+// method, such a request gets that answer here and never reaches the kernel.
+TEST_CASE("policy: an ESP flow action with ENCAP is refused whatever the policy", "[engine][policy]") {
+  PolicyConfig policy;
+  policy.allow.insert("UVERBS_METHOD_FLOW_ACTION_ESP_CREATE");
+  Fixture f(kMirror, policy, RDMA_DRIVER_MLX5);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Find(UVERBS_ATTR_CREATE_FLOW_ACTION_ESP_HANDLE)->data = 3;
+    return 0L;
+  };
+  const auto esp = [&](bool encap) {
+    ib_uverbs_attr keymat{};
+    keymat.attr_id = UVERBS_ATTR_FLOW_ACTION_ESP_KEYMAT;
+    keymat.len = sizeof(ib_uverbs_flow_action_esp_keymat_aes_gcm);
+    keymat.attr_data.enum_data.elem_id = IB_UVERBS_FLOW_ACTION_ESP_KEYMAT_AES_GCM;
+    keymat.flags = UVERBS_ATTR_F_MANDATORY;
+    keymat.data = f.memory.Put(ib_uverbs_flow_action_esp_keymat_aes_gcm{});
+    IoctlBuilder b(UVERBS_OBJECT_FLOW_ACTION, UVERBS_METHOD_FLOW_ACTION_ESP_CREATE,
+                   RDMA_DRIVER_MLX5);
+    b.Handle(UVERBS_ATTR_CREATE_FLOW_ACTION_ESP_HANDLE, 0)
+        .Pointer(UVERBS_ATTR_FLOW_ACTION_ESP_ATTRS, f.memory.Put(ib_uverbs_flow_action_esp{}),
+                 sizeof(ib_uverbs_flow_action_esp))
+        .Raw(keymat);
+    if (encap) {
+      ib_uverbs_flow_action_esp_encap e{};
+      e.val_ptr = f.memory.Alloc(64);
+      e.len = 64;
+      e.type = 0x30;  // IB_FLOW_SPEC_IPV4 (ib_flow_spec_type, a kernel-internal enum)
+      b.Pointer(UVERBS_ATTR_FLOW_ACTION_ESP_ENCAP, f.memory.Put(e), sizeof(e), kOpt);
+    }
+    return f.Ioctl(b.Build());
+  };
+  CHECK(esp(true) == -EOPNOTSUPP);
+  CHECK(f.host.calls == 0);
+  CHECK(f.log.back().find("encapsulation") != std::string::npos);
+  CHECK(esp(false) == 0);  // the rule looks at ENCAP alone
+  CHECK(f.host.calls == 1);
+}
+
+// mlx5 UAR_OBJ_ALLOC and VAR_OBJ_ALLOC hand out an mmap offset in the file's entry range, which
+// the kernel maps until the object is destroyed (rdma_user_mmap_entry_remove); so does the
+// proxy, and a later object handed the same offset makes it mappable again.
+TEST_CASE("mlx5: UAR and VAR mmap entries are mappable while their object lives",
+          "[engine][mmap][mlx5]") {
+  PolicyConfig policy;
+  policy.allow.insert("MLX5_IB_METHOD_VAR_OBJ_ALLOC");
+  policy.allow.insert("MLX5_IB_METHOD_VAR_OBJ_DESTROY");
+  Fixture f(kMirror, policy, RDMA_DRIVER_MLX5);
+  const uint64_t kEntry = uint64_t{(9u << 8) | 2} << 12;  // command 9: the entry range
+  uint32_t next_handle = 4;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    if (fw.header.object_id == MLX5_IB_OBJECT_UAR &&
+        fw.header.method_id == MLX5_IB_METHOD_UAR_OBJ_ALLOC) {
+      fw.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE)->data = next_handle++;
+      fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, uint32_t{1});
+      fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, uint32_t{4096});
+      fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, kEntry);
+    } else if (fw.header.object_id == MLX5_IB_OBJECT_VAR &&
+               fw.header.method_id == MLX5_IB_METHOD_VAR_OBJ_ALLOC) {
+      fw.Find(MLX5_IB_ATTR_VAR_OBJ_ALLOC_HANDLE)->data = next_handle++;
+      fw.Output(MLX5_IB_ATTR_VAR_OBJ_ALLOC_PAGE_ID, uint32_t{1});
+      fw.Output(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_LENGTH, uint32_t{8192});
+      fw.Output(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_OFFSET, kEntry);
+    }
+    return 0L;
+  };
+  const auto alloc_uar = [&] {
+    IoctlBuilder b(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0)
+        .Inline(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, 8)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, f.memory.Alloc(4), 4)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, f.memory.Alloc(4), 4)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, f.memory.Alloc(8), 8);
+    return f.Ioctl(b.Build());
+  };
+  const auto destroy = [&](uint16_t object, uint16_t method, uint16_t attr, uint32_t handle) {
+    IoctlBuilder b(object, method, RDMA_DRIVER_MLX5);
+    b.Handle(attr, handle);
+    return f.Ioctl(b.Build());
+  };
+  CHECK(f.file->CheckMmap(kEntry, 4096, PROT_WRITE).error().errnum == EINVAL);
+  REQUIRE(alloc_uar() == 0);  // handle 4
+  CHECK(f.file->CheckMmap(kEntry, 4096, PROT_WRITE).ok());
+  CHECK(f.file->CheckMmap(kEntry, 8192, PROT_WRITE).error().errnum == EINVAL);
+  REQUIRE(destroy(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_DESTROY,
+                  MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE, 4) == 0);
+  CHECK(f.file->CheckMmap(kEntry, 4096, PROT_WRITE).error().errnum == EINVAL);
+  CHECK(f.log.back().find("live UAR or VAR") != std::string::npos);
+
+  // A VAR handed the same offset, with its own length.
+  IoctlBuilder var(MLX5_IB_OBJECT_VAR, MLX5_IB_METHOD_VAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
+  var.Handle(MLX5_IB_ATTR_VAR_OBJ_ALLOC_HANDLE, 0)
+      .Pointer(MLX5_IB_ATTR_VAR_OBJ_ALLOC_PAGE_ID, f.memory.Alloc(4), 4)
+      .Pointer(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_LENGTH, f.memory.Alloc(4), 4)
+      .Pointer(MLX5_IB_ATTR_VAR_OBJ_ALLOC_MMAP_OFFSET, f.memory.Alloc(8), 8);
+  REQUIRE(f.Ioctl(var.Build()) == 0);  // handle 5
+  CHECK(f.file->CheckMmap(kEntry, 8192, PROT_WRITE).ok());
+  // A failed destroy leaves the object, and its entry, alive.
+  f.host.on_ioctl = [](void*) { return -long{EBUSY}; };
+  CHECK(destroy(MLX5_IB_OBJECT_VAR, MLX5_IB_METHOD_VAR_OBJ_DESTROY,
+                MLX5_IB_ATTR_VAR_OBJ_DESTROY_HANDLE, 5) == -EBUSY);
+  CHECK(f.file->CheckMmap(kEntry, 8192, PROT_WRITE).ok());
+  f.host.on_ioctl = [](void*) { return 0L; };
+  REQUIRE(destroy(MLX5_IB_OBJECT_VAR, MLX5_IB_METHOD_VAR_OBJ_DESTROY,
+                  MLX5_IB_ATTR_VAR_OBJ_DESTROY_HANDLE, 5) == 0);
+  CHECK(f.file->CheckMmap(kEntry, 8192, PROT_WRITE).error().errnum == EINVAL);
+}
+
 // rdma-core's fallback from the GET_CONTEXT method (_execute_ioctl_fallback, on
 // EPROTONOSUPPORT: a kernel or proxy without the method, or a mandatory attribute it does not
 // know) sends the legacy GET_CONTEXT wrapped in INVOKE_WRITE. The kernel's handler
