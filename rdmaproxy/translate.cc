@@ -29,7 +29,7 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
       status = Fail(EINVAL, "{}: no request context to size {}", t.what, f.name);
       return false;
     }
-    len = f.pin_length(*t.payload);
+    len = f.pin_length(t.PayloadNow());
     if (len == abi::kPinsNothing) return true;  // the driver pins nothing there
     if (len == abi::kPinSizeInvalid) {
       status = Fail(EINVAL, "{}: the queue sizes behind {} overflow what the driver pins",

@@ -27,10 +27,20 @@ struct TranslateContext {
   std::string_view what;  // for error reasons: "INVOKE_WRITE REG_MR"
   // Maps an app fd found in `field` to the fd the kernel must see.
   std::function<Result<int>(const abi::Field& field, int app_fd)> resolve_fd;
-  // Driver requests: what Field::pin_length sizes a queue buffer from (nullptr elsewhere).
+  // Driver requests: what Field::pin_length sizes a queue buffer from (nullptr elsewhere),
+  // and the image offset of the driver request its driver_in views.
   const abi::PayloadContext* payload = nullptr;
+  size_t payload_at = 0;
   // Out: the bytes of driver queue buffers the request pins (for the pinned-memory budget).
   uint64_t queue_bytes = 0;
+
+  // *payload with driver_in viewing the image as it is now: a field's copy appended to the
+  // image (a kUserPtr buffer) may have moved its bytes since the caller took its view.
+  abi::PayloadContext PayloadNow() const {
+    abi::PayloadContext now = *payload;
+    now.driver_in = image.bytes().subspan(payload_at, now.driver_in.size());
+    return now;
+  }
 };
 
 // Translates every field of `layout` in image bytes [at, at + length).

@@ -204,8 +204,9 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
                                          bool pin_trans,
                                          std::optional<std::span<const abi::FieldAt>> fields,
                                          const abi::PayloadContext* payload) {
+  // A driver request (payload given) is the layout translated here, at `at`.
   TranslateContext t{c.image, c.outputs, c.produced, memory, c.identity, pin_trans,
-                     c.short_name, {}, payload};
+                     c.short_name, {}, payload, at};
   // CREATE_CQ.comp_channel must be a completion channel of this file (EBADF otherwise, as
   // ib_uverbs_lookup_comp_file says); OPEN_XRCD.fd may be any file but an RDMA one.
   t.resolve_fd = [&](const abi::Field& f, int fd) -> Result<int> {
@@ -217,7 +218,8 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
   // Driver queue buffers count against the pinned budget with the object they belong to
   // (RESIZE_CQ: like a REREG_MR, the CQ's new buffer replaces its old one).
   c.pinned += t.queue_bytes;
-  if (payload != nullptr && t.queue_bytes != 0) c.queue_entries = abi::mlx5::CqEntries(*payload);
+  if (payload != nullptr && t.queue_bytes != 0)
+    c.queue_entries = abi::mlx5::CqEntries(t.PayloadNow());
   return r;
 }
 
@@ -390,10 +392,15 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     }
     std::memcpy(c.image.bytes().data() + slot, &u, sizeof(u));
   }
-  if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
-    core_in = c.image.bytes().subspan(core_in_at, ci->len);
-  if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
-    driver_in = c.image.bytes().subspan(driver_in_at, di->len);
+  // Views of CORE_IN and UHW_IN in the image, taken again after each translation: a field's
+  // copy appended to the image (a kUserPtr buffer) may move its bytes.
+  const auto view_inputs = [&] {
+    if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
+      core_in = c.image.bytes().subspan(core_in_at, ci->len);
+    if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
+      driver_in = c.image.bytes().subspan(driver_in_at, di->len);
+  };
+  view_inputs();
 
   // Content rules look at what was copied in.
   CommandView view;
@@ -416,9 +423,11 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     const bool pin_trans = wc->command != IB_USER_VERBS_CMD_REREG_MR ||
                            (abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, flags), 4) &
                             abi::kMrReregTrans) != 0;
-    if (!facts->translated.empty())
+    if (!facts->translated.empty()) {
       RXP_TRY(TranslateFields(c, *wc->request, core_in_at, core_in.size(), memory, fds,
                               pin_trans, facts->translated));
+      view_inputs();
+    }
     const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
     if (wc->creates != abi::kNoObject) c.creates = wc->creates;  // with CORE_OUT or not
     if (c.creates != abi::kNoObject && core_out != nullptr) {
@@ -458,6 +467,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     else if (layout == nullptr && !memory.IdentityMapped())
       return Fail(EOPNOTSUPP, "{}: the {} driver's private data is not modelled; it cannot be "
                   "translated", c.short_name, abi::DriverName(device_.driver));
+    view_inputs();
     if (r.write_command != nullptr) ResizesQueue(c, *r.write_command, core_in);
   }
 
