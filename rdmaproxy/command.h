@@ -73,6 +73,7 @@ class UverbsCommand {
   std::vector<Produced> produced;
   abi::ObjectId creates = abi::kNoObject;
   std::optional<uint32_t> destroys;
+  uint64_t destroys_serial = 0;    // the serial of the object `destroys` named when begun
   uint64_t pinned = 0;             // bytes reserved: a new MR, a driver's queue buffers
   bool reserved = false;           // Reserve() was taken for `creates`
   std::optional<uint32_t> rereg;   // REREG_MR with a new range, RESIZE_CQ: the object's handle
@@ -109,6 +110,7 @@ class UverbsCommand {
     produced.clear();
     creates = abi::kNoObject;
     destroys.reset();
+    destroys_serial = 0;
     pinned = 0;
     reserved = false;
     rereg.reset();

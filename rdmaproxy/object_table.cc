@@ -55,6 +55,7 @@ Result<void> ObjectTable::CheckHandles(std::span<const abi::FieldAt> handles,
 }
 
 std::optional<TrackedObject> ObjectTable::Insert(uint32_t handle, TrackedObject object) {
+  object.serial = next_serial_++;
   if (handle >= kDense) {
     auto [it, added] = sparse_.try_emplace(handle, object);
     if (added) {

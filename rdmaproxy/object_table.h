@@ -26,6 +26,10 @@ struct TrackedObject {
   // An object that came with an mmap entry (mlx5 UAR, VAR): its offset, no longer mappable
   // once the object is gone (rdma_user_mmap_entry_remove). 0: none.
   uint64_t mmap_entry = 0;
+  // Which object this is (ObjectTable::Insert numbers them): the kernel reuses a freed
+  // handle at once, so a handle alone does not say whether the object a destroy named is
+  // still the one the table holds under it.
+  uint64_t serial = 0;
 };
 
 class ObjectTable {
@@ -46,7 +50,8 @@ class ObjectTable {
   static std::vector<abi::FieldAt> HandleFields(const abi::Layout& layout) {
     return abi::FieldsOf(layout, [](abi::FieldKind k) { return k == abi::FieldKind::kHandle; });
   }
-  // Returns the object the handle held before, if any (replaced).
+  // Returns the object the handle held before, if any (replaced). The new object gets the
+  // next serial (from 1).
   std::optional<TrackedObject> Insert(uint32_t handle, TrackedObject object);
   // Removes `handle` and returns what it held (nullopt if unknown).
   std::optional<TrackedObject> Erase(uint32_t handle);
@@ -78,6 +83,7 @@ class ObjectTable {
   std::vector<Slot> dense_;
   std::unordered_map<uint32_t, TrackedObject> sparse_;
   size_t size_ = 0;
+  uint64_t next_serial_ = 1;
 };
 
 }  // namespace rxp::proxy

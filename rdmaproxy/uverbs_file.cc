@@ -296,7 +296,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
         } else {
           auto obj = objects_.Lookup(a.data, spec.object);
           if (!obj) return std::move(obj).error();
-          if (spec.access == abi::Access::kDestroy) c.destroys = static_cast<uint32_t>(a.data);
+          if (spec.access == abi::Access::kDestroy) Destroys(c, static_cast<uint32_t>(a.data));
         }
         break;
       case abi::AttrType::kFd:
@@ -439,8 +439,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       c.produced.push_back(p);
     }
     if (wc->destroys != abi::kNoObject)
-      c.destroys = static_cast<uint32_t>(
-          abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4));
+      Destroys(c, static_cast<uint32_t>(
+                      abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4)));
     if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) {
       c.creates_context = true;
       if (core_out != nullptr) ProduceLegacyContext(c, OutputPlace(c, *core_out));
@@ -671,8 +671,8 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   if (wc.command == IB_USER_VERBS_CMD_GET_CONTEXT && w.response != 0)
     ProduceLegacyContext(c, resp);
   if (wc.destroys != abi::kNoObject)
-    c.destroys = static_cast<uint32_t>(
-        abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
+    Destroys(c, static_cast<uint32_t>(
+                    abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4)));
   if (wc.command == IB_USER_VERBS_CMD_REG_MR)
     c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
@@ -785,6 +785,12 @@ std::optional<uint64_t> ReadProduced(const Place& place, uint32_t offset, size_t
 
 }  // namespace
 
+void UverbsFile::Destroys(UverbsCommand& c, uint32_t handle) {
+  c.destroys = handle;
+  const TrackedObject* o = objects_.Find(handle);
+  c.destroys_serial = o != nullptr ? o->serial : 0;
+}
+
 void UverbsFile::Forget(const TrackedObject& gone) {
   engine_.usage().Release(gone.type, gone.pinned);
   // rdma_user_mmap_entry_remove(): the kernel maps the offset no more once its object is gone
@@ -813,7 +819,11 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     has_context_ = true;
   }
   if (c.destroys) {
-    if (auto gone = objects_.Erase(*c.destroys)) Forget(*gone);
+    // Only the object the command named: with two threads of a traced program, a create
+    // whose kernel took the handle this destroy freed may have settled first (Insert then
+    // forgot the destroyed object); the table's object under the handle is that new one.
+    const TrackedObject* o = objects_.Find(*c.destroys);
+    if (o != nullptr && o->serial == c.destroys_serial) Forget(*objects_.Erase(*c.destroys));
   }
   if (c.rereg) {
     if (TrackedObject* o = objects_.Find(*c.rereg)) {
@@ -827,7 +837,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
   }
   bool tracked = false;  // the new object (if the command made one) is in objects_
   std::optional<uint32_t> new_handle;
-  uint64_t mmap_entry = 0;  // the mmap entry that came with it
+  uint64_t mmap_entry = 0, mmap_entry_size = 0;  // the mmap entry that came with it
   for (const Produced& p : c.produced) {
     std::optional<uint64_t> value;
     if (p.attr_index >= 0) {
@@ -862,16 +872,19 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
         if (*value != 0) mmaps_.AllowOnce(*value, size.value_or(0));
         break;
       }
-      case Produced::What::kMmapEntry: {
-        auto len = ReadProduced(p.length_place, 0, 4, image_after, memory);
-        mmaps_.AllowEntry(*value, len.value_or(4096));
+      case Produced::What::kMmapEntry:
         mmap_entry = *value;
+        mmap_entry_size = ReadProduced(p.length_place, 0, 4, image_after, memory).value_or(4096);
         break;
-      }
     }
   }
-  if (new_handle && mmap_entry != 0)
-    if (TrackedObject* o = objects_.Find(*new_handle)) o->mmap_entry = mmap_entry;
+  // After every handle is settled: a stale object forgotten above may have held the same
+  // offset (the kernel reuses a removed entry's), whose revocation must not undo this.
+  if (mmap_entry != 0) {
+    mmaps_.AllowEntry(mmap_entry, mmap_entry_size);
+    if (new_handle)
+      if (TrackedObject* o = objects_.Find(*new_handle)) o->mmap_entry = mmap_entry;
+  }
   // A new object whose handle could not be read back: the kernel wrote the response into the
   // app's memory (identity mode), which another thread unmapped or made unreadable before the
   // proxy read it. The object exists, so what it holds stays counted until the file closes.

@@ -130,6 +130,8 @@ class UverbsFile {
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
               AppMemory& memory, FdBridge& fds);
+  // The command destroys the object under `handle` (c.destroys), the one tracked there now.
+  void Destroys(UverbsCommand& c, uint32_t handle);
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);

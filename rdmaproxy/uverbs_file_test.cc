@@ -701,6 +701,53 @@ TEST_CASE("mlx5: UAR and VAR mmap entries are mappable while their object lives"
   CHECK(f.file->CheckMmap(kEntry, 8192, PROT_WRITE).error().errnum == EINVAL);
 }
 
+// Two threads of a traced program: one destroys UAR A (handle 4, offset X) while another
+// allocates UAR B, which the kernel gives the handle and the offset A freed, and B's command
+// settles first. The destroy that settles last must not take B out of the table (its quota,
+// its mappable offset): it names A, which B's settling already forgot.
+TEST_CASE("a destroy settled after a create reused its handle leaves the new object alone",
+          "[engine][mmap][mlx5]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  const uint64_t kEntry = uint64_t{(9u << 8) | 1} << 12;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    if (fw.header.method_id != MLX5_IB_METHOD_UAR_OBJ_ALLOC) return 0L;  // the destroy
+    fw.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE)->data = 4;
+    fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, uint32_t{1});
+    fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, uint32_t{4096});
+    fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, kEntry);
+    return 0L;
+  };
+  const auto alloc_uar = [&] {
+    IoctlBuilder b(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0)
+        .Inline(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, 8)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, f.memory.Alloc(4), 4)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, f.memory.Alloc(4), 4)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, f.memory.Alloc(8), 8);
+    return f.Ioctl(b.Build());
+  };
+  REQUIRE(alloc_uar() == 0);  // A
+  IoctlBuilder destroy(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_DESTROY, RDMA_DRIVER_MLX5);
+  destroy.Handle(MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE, 4);
+  auto c = f.file->BeginIoctl(f.memory, f.fds, f.memory.PutBytes(destroy.Build()));
+  REQUIRE(c.ok());
+  // The kernel destroys A; B's allocation takes handle 4 and offset X and settles first.
+  REQUIRE(alloc_uar() == 0);  // B
+  CHECK(f.engine.usage().live(MLX5_IB_OBJECT_UAR) == 1);
+  auto image = (*c)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**c, 0, image, reinterpret_cast<uint64_t>(image.data()), f.memory,
+                           f.fds) == 0);
+  CHECK(f.file->live_objects() == 1);
+  CHECK(f.engine.usage().live(MLX5_IB_OBJECT_UAR) == 1);
+  CHECK(f.file->CheckMmap(kEntry, 4096, PROT_WRITE).ok());
+  // B's own destroy takes it out.
+  REQUIRE(f.Ioctl(destroy.Build()) == 0);
+  CHECK(f.file->live_objects() == 0);
+  CHECK(f.engine.usage().live(MLX5_IB_OBJECT_UAR) == 0);
+  CHECK(f.file->CheckMmap(kEntry, 4096, PROT_WRITE).error().errnum == EINVAL);
+}
+
 // rdma-core's fallback from the GET_CONTEXT method (_execute_ioctl_fallback, on
 // EPROTONOSUPPORT: a kernel or proxy without the method, or a mandatory attribute it does not
 // know) sends the legacy GET_CONTEXT wrapped in INVOKE_WRITE. The kernel's handler
