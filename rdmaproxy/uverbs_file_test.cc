@@ -631,6 +631,24 @@ TEST_CASE("policy: an ESP flow action with ENCAP is refused whatever the policy"
   CHECK(f.host.calls == 1);
 }
 
+// mlx5 UAR_OBJ_ALLOC as libmlx5 sends it, and the fake kernel's answer: `handle`, an mmap
+// entry of `length` bytes at `offset`.
+std::vector<std::byte> UarAlloc(FakeAppMemory& mem) {
+  IoctlBuilder b(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
+  b.Handle(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0)
+      .Inline(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, 8)
+      .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, mem.Alloc(4), 4)
+      .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, mem.Alloc(4), 4)
+      .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, mem.Alloc(8), 8);
+  return b.Build();
+}
+void AnswerUarAlloc(Forwarded& fw, uint32_t handle, uint32_t length, uint64_t offset) {
+  fw.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE)->data = handle;
+  fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, uint32_t{1});
+  fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, length);
+  fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, offset);
+}
+
 // mlx5 UAR_OBJ_ALLOC and VAR_OBJ_ALLOC hand out an mmap offset in the file's entry range, which
 // the kernel maps until the object is destroyed (rdma_user_mmap_entry_remove); so does the
 // proxy, and a later object handed the same offset makes it mappable again.
@@ -646,10 +664,7 @@ TEST_CASE("mlx5: UAR and VAR mmap entries are mappable while their object lives"
     Forwarded fw(arg);
     if (fw.header.object_id == MLX5_IB_OBJECT_UAR &&
         fw.header.method_id == MLX5_IB_METHOD_UAR_OBJ_ALLOC) {
-      fw.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE)->data = next_handle++;
-      fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, uint32_t{1});
-      fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, uint32_t{4096});
-      fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, kEntry);
+      AnswerUarAlloc(fw, next_handle++, 4096, kEntry);
     } else if (fw.header.object_id == MLX5_IB_OBJECT_VAR &&
                fw.header.method_id == MLX5_IB_METHOD_VAR_OBJ_ALLOC) {
       fw.Find(MLX5_IB_ATTR_VAR_OBJ_ALLOC_HANDLE)->data = next_handle++;
@@ -659,15 +674,7 @@ TEST_CASE("mlx5: UAR and VAR mmap entries are mappable while their object lives"
     }
     return 0L;
   };
-  const auto alloc_uar = [&] {
-    IoctlBuilder b(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
-    b.Handle(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0)
-        .Inline(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, 8)
-        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, f.memory.Alloc(4), 4)
-        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, f.memory.Alloc(4), 4)
-        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, f.memory.Alloc(8), 8);
-    return f.Ioctl(b.Build());
-  };
+  const auto alloc_uar = [&] { return f.Ioctl(UarAlloc(f.memory)); };
   const auto destroy = [&](uint16_t object, uint16_t method, uint16_t attr, uint32_t handle) {
     IoctlBuilder b(object, method, RDMA_DRIVER_MLX5);
     b.Handle(attr, handle);
@@ -711,22 +718,10 @@ TEST_CASE("a destroy settled after a create reused its handle leaves the new obj
   const uint64_t kEntry = uint64_t{(9u << 8) | 1} << 12;
   f.host.on_ioctl = [&](void* arg) {
     Forwarded fw(arg);
-    if (fw.header.method_id != MLX5_IB_METHOD_UAR_OBJ_ALLOC) return 0L;  // the destroy
-    fw.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE)->data = 4;
-    fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, uint32_t{1});
-    fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, uint32_t{4096});
-    fw.Output(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, kEntry);
-    return 0L;
+    if (fw.header.method_id == MLX5_IB_METHOD_UAR_OBJ_ALLOC) AnswerUarAlloc(fw, 4, 4096, kEntry);
+    return 0L;  // the destroy: nothing to answer
   };
-  const auto alloc_uar = [&] {
-    IoctlBuilder b(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
-    b.Handle(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0)
-        .Inline(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, 8)
-        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, f.memory.Alloc(4), 4)
-        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, f.memory.Alloc(4), 4)
-        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, f.memory.Alloc(8), 8);
-    return f.Ioctl(b.Build());
-  };
+  const auto alloc_uar = [&] { return f.Ioctl(UarAlloc(f.memory)); };
   REQUIRE(alloc_uar() == 0);  // A
   IoctlBuilder destroy(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_DESTROY, RDMA_DRIVER_MLX5);
   destroy.Handle(MLX5_IB_ATTR_UAR_OBJ_DESTROY_HANDLE, 4);
