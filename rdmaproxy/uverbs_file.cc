@@ -296,7 +296,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
         } else {
           auto obj = objects_.Lookup(a.data, spec.object);
           if (!obj) return std::move(obj).error();
-          if (spec.access == abi::Access::kDestroy) Destroys(c, static_cast<uint32_t>(a.data));
+          if (spec.access == abi::Access::kDestroy)
+            Destroys(c, static_cast<uint32_t>(a.data), **obj);
         }
         break;
       case abi::AttrType::kFd:
@@ -392,15 +393,16 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     }
     std::memcpy(c.image.bytes().data() + slot, &u, sizeof(u));
   }
-  // Views of CORE_IN and UHW_IN in the image, taken again after each translation: a field's
-  // copy appended to the image (a kUserPtr buffer) may move its bytes.
+  if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
+    core_in = c.image.bytes().subspan(core_in_at, ci->len);
+  if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
+    driver_in = c.image.bytes().subspan(driver_in_at, di->len);
+  // The same views again after each translation: a field's copy appended to the image (a
+  // kUserPtr buffer) may move its bytes.
   const auto view_inputs = [&] {
-    if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
-      core_in = c.image.bytes().subspan(core_in_at, ci->len);
-    if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
-      driver_in = c.image.bytes().subspan(driver_in_at, di->len);
+    core_in = c.image.bytes().subspan(core_in_at, core_in.size());
+    driver_in = c.image.bytes().subspan(driver_in_at, driver_in.size());
   };
-  view_inputs();
 
   // Content rules look at what was copied in.
   CommandView view;
@@ -439,8 +441,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       c.produced.push_back(p);
     }
     if (wc->destroys != abi::kNoObject)
-      Destroys(c, static_cast<uint32_t>(
-                      abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4)));
+      Destroys(c, abi::ReadField(core_in, static_cast<size_t>(facts->destroyed_at), 4));
     if (wc->command == IB_USER_VERBS_CMD_GET_CONTEXT) {
       c.creates_context = true;
       if (core_out != nullptr) ProduceLegacyContext(c, OutputPlace(c, *core_out));
@@ -671,8 +672,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   if (wc.command == IB_USER_VERBS_CMD_GET_CONTEXT && w.response != 0)
     ProduceLegacyContext(c, resp);
   if (wc.destroys != abi::kNoObject)
-    Destroys(c, static_cast<uint32_t>(
-                    abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4)));
+    Destroys(c, abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
   if (wc.command == IB_USER_VERBS_CMD_REG_MR)
     c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
@@ -785,10 +785,15 @@ std::optional<uint64_t> ReadProduced(const Place& place, uint32_t offset, size_t
 
 }  // namespace
 
-void UverbsFile::Destroys(UverbsCommand& c, uint32_t handle) {
+void UverbsFile::Destroys(UverbsCommand& c, uint32_t handle, const TrackedObject& tracked) {
   c.destroys = handle;
-  const TrackedObject* o = objects_.Find(handle);
-  c.destroys_serial = o != nullptr ? o->serial : 0;
+  c.destroys_serial = tracked.serial;
+}
+
+void UverbsFile::Destroys(UverbsCommand& c, uint64_t handle_field) {
+  // CheckHandles found it: a legacy destroy's handle names a tracked object.
+  const auto handle = static_cast<uint32_t>(handle_field);
+  if (const TrackedObject* o = objects_.Find(handle)) Destroys(c, handle, *o);
 }
 
 void UverbsFile::Forget(const TrackedObject& gone) {

@@ -130,8 +130,10 @@ class UverbsFile {
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
               AppMemory& memory, FdBridge& fds);
-  // The command destroys the object under `handle` (c.destroys), the one tracked there now.
-  void Destroys(UverbsCommand& c, uint32_t handle);
+  // The command destroys `tracked`, the object under `handle` now (c.destroys); the second
+  // form looks it up (a legacy request's handle field, which CheckHandles found).
+  void Destroys(UverbsCommand& c, uint32_t handle, const TrackedObject& tracked);
+  void Destroys(UverbsCommand& c, uint64_t handle_field);
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);
