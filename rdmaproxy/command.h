@@ -77,6 +77,7 @@ class UverbsCommand {
   uint64_t pinned = 0;             // bytes reserved: a new MR, a driver's queue buffers
   bool reserved = false;           // Reserve() was taken for `creates`
   std::optional<uint32_t> rereg;   // REREG_MR with a new range, RESIZE_CQ: the object's handle
+  uint64_t rereg_serial = 0;       // the serial of the object `rereg` named when begun
   uint32_t queue_entries = 0;      // CQ creation / RESIZE_CQ with a driver-pinned buffer
   bool creates_context = false;
   // For logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND". Static storage (the schema's
@@ -114,6 +115,7 @@ class UverbsCommand {
     pinned = 0;
     reserved = false;
     rereg.reset();
+    rereg_serial = 0;
     queue_entries = 0;
     creates_context = false;
     short_name = {};

@@ -229,14 +229,13 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
 void UverbsFile::ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
                               std::span<const std::byte> core) {
   if (wc.command != IB_USER_VERBS_CMD_RESIZE_CQ || c.pinned == 0) return;
-  const auto cq = static_cast<uint32_t>(
-      abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4));
-  if (const TrackedObject* o = objects_.Find(cq); o != nullptr && o->queue_entries != 0 &&
-                                                   o->queue_entries == c.queue_entries) {
+  const uint64_t cq = abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4);
+  if (const TrackedObject* o = objects_.Find(static_cast<uint32_t>(cq));
+      o != nullptr && o->queue_entries != 0 && o->queue_entries == c.queue_entries) {
     c.pinned = 0;
     return;
   }
-  c.rereg = cq;
+  Reregisters(c, cq);
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -449,8 +448,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     if (wc->command == IB_USER_VERBS_CMD_REG_MR)
       c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_reg_mr, length), 8);
     if (wc->command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
-      c.rereg = static_cast<uint32_t>(
-          abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
+      Reregisters(c, abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
       c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, length), 8);
     }
   }
@@ -676,8 +674,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   if (wc.command == IB_USER_VERBS_CMD_REG_MR)
     c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
-    c.rereg = static_cast<uint32_t>(
-        abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
+    Reregisters(c, abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
     c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, length), 8);
   }
   // rxe mmap cookies in the driver response.
@@ -796,6 +793,14 @@ void UverbsFile::Destroys(UverbsCommand& c, uint64_t handle_field) {
   if (const TrackedObject* o = objects_.Find(handle)) Destroys(c, handle, *o);
 }
 
+void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
+  // As a destroy does: the serial says which object the command named, so that Settle moves
+  // the new range's charge onto that object only (not onto one created under its freed handle).
+  const auto handle = static_cast<uint32_t>(handle_field);
+  c.rereg = handle;
+  if (const TrackedObject* o = objects_.Find(handle)) c.rereg_serial = o->serial;
+}
+
 void UverbsFile::Forget(const TrackedObject& gone) {
   engine_.usage().Release(gone.type, gone.pinned);
   // rdma_user_mmap_entry_remove(): the kernel maps the offset no more once its object is gone
@@ -831,12 +836,14 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     if (o != nullptr && o->serial == c.destroys_serial) Forget(*objects_.Erase(*c.destroys));
   }
   if (c.rereg) {
-    if (TrackedObject* o = objects_.Find(*c.rereg)) {
+    TrackedObject* o = objects_.Find(*c.rereg);
+    if (o != nullptr && o->serial == c.rereg_serial) {
       engine_.usage().ReleasePinned(o->pinned);
       o->pinned = c.pinned;
       if (c.queue_entries != 0) o->queue_entries = c.queue_entries;
     } else {
-      // Destroyed meanwhile (another thread of a traced program): nothing holds the new range.
+      // Destroyed meanwhile (another thread of a traced program; a create may even hold its
+      // handle now, and keeps its own charge): nothing holds the new range.
       engine_.usage().ReleasePinned(c.pinned);
     }
   }

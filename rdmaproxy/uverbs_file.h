@@ -134,6 +134,7 @@ class UverbsFile {
   // form looks it up (a legacy request's handle field, which CheckHandles found).
   void Destroys(UverbsCommand& c, uint32_t handle, const TrackedObject& tracked);
   void Destroys(UverbsCommand& c, uint64_t handle_field);
+  void Reregisters(UverbsCommand& c, uint64_t handle_field);
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);

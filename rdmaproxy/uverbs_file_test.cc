@@ -397,6 +397,51 @@ TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a succ
   CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
 }
 
+// Two threads of a traced program: one rereg's MR 3 to a new range while another deregisters
+// MR 3 and a third registers a new MR, which the kernel hands the freed handle 3. The tracer
+// settles them in the order their exit stops come: the rereg last. Its new range belongs to
+// the MR it named, which is gone; the new MR keeps its own charge.
+TEST_CASE("a rereg settled after its MR's handle was reused leaves the new MR's charge alone",
+          "[engine]") {
+  Fixture f(kMirror, PinnedQuota(256 * 1024));
+  TrackPd(f, 7);
+  const uint64_t buffer = f.memory.Alloc(256 * 1024);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x111, 0x222});
+    return 0L;
+  };
+  uint64_t resp = 0;
+  REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 16 * 1024, &resp)) == 0);  // A: handle 3, 16 KiB
+  auto rereg = f.file->BeginIoctl(
+      f.memory, f.fds,
+      f.memory.PutBytes(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 32 * 1024)));
+  REQUIRE(rereg.ok());
+  CHECK(f.engine.usage().pinned_bytes() == 48 * 1024);  // both ranges held while it runs
+
+  // The kernel runs the rereg, then A's dereg, then B's registration (handle 3 again, 8 KiB).
+  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 3, sizeof(ib_uverbs_dereg_mr));
+  f.host.on_ioctl = [](void*) { return 0L; };
+  REQUIRE(f.Ioctl(dereg.Build()) == 0);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x555, 0x666});
+    return 0L;
+  };
+  REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 8 * 1024, &resp)) == 0);  // B
+  CHECK(f.engine.usage().pinned_bytes() == 40 * 1024);  // B's 8 + the rereg's 32 in flight
+
+  auto image = (*rereg)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**rereg, 0, image, reinterpret_cast<uint64_t>(image.data()),
+                           f.memory, f.fds) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 8 * 1024);  // B's alone
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 1);
+  f.host.on_ioctl = [](void*) { return 0L; };
+  REQUIRE(f.Ioctl(dereg.Build()) == 0);  // B's dereg gives back B's 8 KiB, no more
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
+}
+
 TEST_CASE("a refused call of a method the device lacks gets the kernel's answer", "[engine]") {
   PolicyConfig policy;
   policy.deny.insert("DEALLOC_MW");
