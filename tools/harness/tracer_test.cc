@@ -1189,7 +1189,8 @@ TEST_CASE("termination signals sent to the harness reach the program", "[tracer]
   Fixture f;
   const std::string ready = f.tree.root + "/ready";
   std::thread sender([&] {
-    for (int i = 0; i < 1000 && access(ready.c_str(), F_OK) != 0; ++i)
+    // Up to 120 s for the program to start on a loaded machine.
+    for (int i = 0; i < 12'000 && access(ready.c_str(), F_OK) != 0; ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     kill(getpid(), SIGTERM);
   });

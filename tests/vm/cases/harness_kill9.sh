@@ -45,14 +45,19 @@ try_transfer() {
     sleep 0.1
   done
   [[ -n "$cprog" && -n "$sprog" ]] || return 1
-  local before sent
+  local before sent waited
   before=$(rxp_link_packets "$RXP_NODE0_NETDEV")
-  sleep 2
-  sent=$(($(rxp_link_packets "$RXP_NODE0_NETDEV") - before))
+  # At least 2 s, and up to 30 s for the first packets: the programs still exchange their QPs
+  # over TCP and set up after opening their devices, slowly with two emulated guests side by side.
+  for ((waited = 0; waited < 30; waited++)); do
+    sleep 1
+    sent=$(($(rxp_link_packets "$RXP_NODE0_NETDEV") - before))
+    ((waited >= 1 && sent > 0)) && break
+  done
   # Both programs must still be running (and transferring) when they are killed.
   kill -0 "$cprog" "$sprog" 2>/dev/null || return 1
-  echo "mid-transfer: $sent packets in 2 s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
-  ((sent > 0)) || { echo "no traffic" >&2; exit 1; }
+  echo "mid-transfer: $sent packets in $((waited + 1)) s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
+  ((sent > 0)) || { echo "no traffic in 30 s" >&2; exit 1; }
   local h p n mine
   for pair in "$client:$cprog" "$server:$sprog"; do
     h=${pair%%:*} p=${pair##*:}
@@ -69,7 +74,8 @@ finish() {
   kill -9 "$server" 2>/dev/null || true
   wait "$server" 2>/dev/null || true
   local i
-  for ((i = 0; i < 50; i++)); do
+  # Up to 30 s: a killed program's RDMA teardown is slow under emulation on a loaded host.
+  for ((i = 0; i < 300; i++)); do
     pgrep -x ib_write_bw >/dev/null || break
     sleep 0.1
   done
@@ -117,7 +123,8 @@ for attempt in 1 2 3; do
 done
 kill -9 "$client" || { echo "the client harness was already gone" >&2; exit 1; }
 wait "$client" 2>/dev/null || true
-for ((i = 0; i < 50 && $(ps -o pid= -p "$cprog" | wc -l) > 0; i++)); do sleep 0.1; done
+# Up to 30 s, as in finish.
+for ((i = 0; i < 300 && $(ps -o pid= -p "$cprog" | wc -l) > 0; i++)); do sleep 0.1; done
 if ps -o pid=,stat=,cmd= -p "$cprog"; then echo "the program survived its harness" >&2; exit 1; fi
 echo "the program died with its harness (PTRACE_O_EXITKILL)"
 finish

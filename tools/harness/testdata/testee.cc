@@ -1160,6 +1160,18 @@ int FreezeVfork(const char* path, long n) {
   return 0;
 }
 
+// Whether /proc/<pid>/stat (or a task's) says the task is a zombie: its state follows the
+// command's closing parenthesis.
+bool IsZombie(const char* stat_path) {
+  char buf[512] = {};
+  const int fd = open(stat_path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  const ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  const char* paren = n > 0 ? std::strrchr(buf, ')') : nullptr;
+  return paren != nullptr && paren[1] == ' ' && paren[2] == 'Z';
+}
+
 // The main thread exits (pthread_exit) and stays a zombie while a worker does N ioctls: it
 // never reports a stop again, and a freeze must not wait for it.
 int FreezeLeaderExit(const char* path, long n) {
@@ -1168,7 +1180,10 @@ int FreezeLeaderExit(const char* path, long n) {
   static long s_n = n;
   pthread_t worker;
   pthread_create(&worker, nullptr, [](void*) -> void* {
-    usleep(50'000);  // the main thread has exited
+    // Until the main thread is a zombie (up to 30 s on a loaded machine): then it is past its
+    // PTRACE_EVENT_EXIT stop, which the tracer has resumed.
+    const std::string stat = "/proc/self/task/" + std::to_string(getpid()) + "/stat";
+    for (int i = 0; i < 30'000 && !IsZombie(stat.c_str()); ++i) usleep(1000);
     long enotty = 0;
     for (long i = 0; i < s_n; ++i) enotty += VerbsIoctl(g_stress_fd) == -ENOTTY;
     Print("enotty", enotty);
