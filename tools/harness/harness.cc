@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <bit>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -49,7 +50,16 @@ bool Handled(int sig) { return Forwarded(sig) || JobControl(sig); }
 // traced processes left once the first program is gone (g_live).
 constexpr pid_t kToTree = -1;
 std::atomic<pid_t> g_forward_to{0};
-std::atomic<int> g_pending{0};  // a signal that came while no program was running
+// The signals that came while no program was running, one bit each (bit sig - 1): two
+// different ones (a SIGTERM, then a SIGUSR1 during the launch) are both kept.
+std::atomic<uint64_t> g_pending{0};
+uint64_t Bit(int sig) { return uint64_t{1} << (sig - 1); }
+
+// Async-signal-safe: sends every signal in `kept` to `target`, lowest number first.
+void SendKept(pid_t target, uint64_t kept) {
+  for (int sig = 1; kept != 0; ++sig, kept >>= 1)
+    if ((kept & 1) != 0) kill(target, sig);
+}
 LiveProcesses g_live;
 // A stop signal was forwarded to the program: the harness stops once the program has.
 std::atomic<bool> g_stop_with_program{false};
@@ -86,8 +96,7 @@ void ForwardJobControl(int sig, siginfo_t* info) {
 // the kernel (si_code > 0: a terminal's ^C goes to the whole foreground process group, which
 // already includes the tracee) are not repeated, nor is one the harness caused itself (a
 // SIGPIPE from writing its log to a closed pipe: the write fails with EPIPE instead). Before,
-// every signal is kept; if the launch finished meanwhile, whichever of this handler and
-// ForwardTo takes the kept signal first delivers it.
+// every signal is kept.
 void ForwardSignal(int sig, siginfo_t* info, void*) {
   if (JobControl(sig)) {
     ForwardJobControl(sig, info);
@@ -102,9 +111,10 @@ void ForwardSignal(int sig, siginfo_t* info, void*) {
     SendOn(sig);
     return;
   }
-  g_pending.store(sig);
-  if (const pid_t target = g_forward_to.load(); target > 0 && g_pending.exchange(0) != 0)
-    kill(target, sig);
+  // Kept with any other; if the launch finished meanwhile, whichever of this handler (or a
+  // nested one) and ForwardTo empties the set first sends what it held.
+  g_pending.fetch_or(Bit(sig));
+  if (const pid_t target = g_forward_to.load(); target > 0) SendKept(target, g_pending.exchange(0));
 }
 
 }  // namespace
@@ -142,7 +152,10 @@ void SignalForwarding::ForwardToTree() { g_forward_to.store(kToTree); }
 
 LiveProcesses& SignalForwarding::live() { return g_live; }
 
-int SignalForwarding::TakePending() { return g_pending.exchange(0); }
+int SignalForwarding::TakePending() {
+  const uint64_t kept = g_pending.exchange(0);
+  return kept == 0 ? 0 : std::countr_zero(kept) + 1;
+}
 
 void SignalForwarding::ProgramStopped() {
   if (g_stop_with_program.exchange(false)) kill(getpid(), SIGSTOP);
@@ -150,7 +163,7 @@ void SignalForwarding::ProgramStopped() {
 
 void SignalForwarding::ForwardTo(pid_t pid) {
   g_forward_to.store(pid);
-  if (const int sig = g_pending.exchange(0); sig != 0) kill(pid, sig);
+  SendKept(pid, g_pending.exchange(0));
 }
 
 Result<HarnessRun> RunHarness(const HarnessOptions& options) {

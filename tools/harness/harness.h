@@ -48,9 +48,10 @@ class SignalForwarding {
   SignalForwarding(const SignalForwarding&) = delete;
   SignalForwarding& operator=(const SignalForwarding&) = delete;
 
-  // The signal kept while no program was running (0: none); it is no longer kept.
+  // The lowest-numbered signal kept while no program was running (0: none); none is kept
+  // any more.
   int TakePending();
-  // From now on signals go to `pid`; one kept since the last TakePending is sent to it now.
+  // From now on signals go to `pid`; those kept since the last TakePending are sent to it now.
   void ForwardTo(pid_t pid);
   // The program is gone (and reaped: its pid may be reused): signals are kept again, so one
   // that comes while the caller cleans up no longer kills it half-way.

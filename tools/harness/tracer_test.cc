@@ -1234,6 +1234,52 @@ TEST_CASE("a termination signal before the launch ends the run without starting 
   CHECK(RunTestee({"exit", "7"}, f.options).exit_code() == 7);
 }
 
+// Signals kept before the program runs (as during its launch) are all passed on once it runs,
+// not only the last one.
+TEST_CASE("every signal kept before the launch reaches the program", "[tracer]") {
+  int ready[2], report[2];
+  REQUIRE(pipe(ready) == 0);
+  REQUIRE(pipe(report) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    sigset_t both;
+    sigemptyset(&both);
+    sigaddset(&both, SIGUSR1);
+    sigaddset(&both, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &both, nullptr);
+    (void)!write(ready[1], "r", 1);
+    char got[2] = {'-', '-'};
+    const timespec limit{60, 0};
+    for (int i = 0; i < 2; ++i) {
+      const int sig = sigtimedwait(&both, nullptr, &limit);
+      if (sig == SIGUSR1) got[0] = '1';
+      if (sig == SIGUSR2) got[1] = '2';
+    }
+    (void)!write(report[1], got, 2);
+    _exit(0);
+  }
+  close(ready[1]);
+  close(report[1]);
+  char byte = 0;
+  REQUIRE(read(ready[0], &byte, 1) == 1);
+  {
+    SignalForwarding signals;
+    kill(getpid(), SIGUSR1);  // handled before kill returns: this thread does not block them
+    kill(getpid(), SIGUSR2);
+    signals.ForwardTo(child);
+    char got[3] = {};
+    CHECK(read(report[0], got, 2) == 2);
+    CHECK(std::string(got) == "12");
+    CHECK(signals.TakePending() == 0);
+    signals.StopForwarding();
+  }
+  int status = 0;
+  waitpid(child, &status, 0);
+  close(ready[0]);
+  close(report[0]);
+}
+
 TEST_CASE("the harness keeps no fd of its own after a run", "[tracer]") {
   Fixture f;
   const int before = testing::OpenFdCount();
