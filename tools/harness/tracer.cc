@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -169,6 +170,15 @@ void Tracer::HandleStatus(pid_t tid, int status) {
       return;
     case PTRACE_EVENT_EXIT:
       task->exiting = true;
+      // The first program's last thread is on its way out: from now on a signal sent to its
+      // pid is lost (the process is dying, then a zombie until reaped), so signals go to what
+      // is left of the tree at once. Its thread's clone events were all handled before
+      // (each creator's stops come in order), so no thread of it is missing here.
+      if (task->tgid == main_pid_ &&
+          std::ranges::all_of(tasks_, [this](const auto& entry) {
+            return entry.second.tgid != main_pid_ || entry.second.exiting;
+          }))
+        TellFirstGone();
       // A caller killed inside its frozen syscall has no exit stop (ptrace_stop does not stop
       // with a fatal signal pending), and the kernel reads its slot no more. Its death may not
       // be reported for a long time either: a thread-group leader's death waits for the other
@@ -212,11 +222,17 @@ int Tracer::TakeDeferredSignal(Task& task) {
   return first;
 }
 
+void Tracer::TellFirstGone() {
+  if (first_gone_told_) return;
+  first_gone_told_ = true;
+  if (options_.on_first_gone) options_.on_first_gone();
+}
+
 void Tracer::OnTaskGone(pid_t tid, int status) {
   if (tid == main_pid_) {
     main_status_ = status;
     if (options_.live != nullptr) options_.live->Remove(tid);
-    if (options_.on_first_gone) options_.on_first_gone();
+    TellFirstGone();
   }
   auto it = tasks_.find(tid);
   if (it == tasks_.end()) {

@@ -108,8 +108,10 @@ struct TracerOptions {
   // "Polling for stops").
   std::chrono::microseconds stop_poll{0};
   Log* log = nullptr;                       // null: errors to stderr, no trace
-  // Kept up to date with the traced processes alive (null: not kept); `on_first_gone` runs
-  // when the first program has been reaped (its pid may be reused from then on).
+  // Kept up to date with the traced processes alive (null: not kept). `on_first_gone` runs
+  // once, when every thread of the first program has reported its exit (PTRACE_EVENT_EXIT:
+  // none returns to user space; a signal sent to it now would be lost) or, if that was not
+  // seen (a SIGKILL), when it has been reaped (its pid may be reused from then on).
   LiveProcesses* live = nullptr;
   std::function<void()> on_first_gone;
   // Runs when a thread of the first program reports a group-stop (it is left stopped).
@@ -259,6 +261,7 @@ class Tracer {
   // Event loop (tracer.cc).
   void HandleStatus(pid_t tid, int status);
   void OnTaskGone(pid_t tid, int status);
+  void TellFirstGone();
   void OnNewTask(Task& parent, int event);
   // What a new task shares with the task that created it.
   struct Lineage {
@@ -373,6 +376,7 @@ class Tracer {
   TracerStats stats_;
   pid_t main_pid_ = -1;
   std::optional<int> main_status_;
+  bool first_gone_told_ = false;  // options_.on_first_gone has run
   std::map<pid_t, Task> tasks_;
   std::map<pid_t, int> threads_per_process_;  // tgid -> live tasks
   std::set<pid_t> early_deaths_;    // new tasks that died before their creator's event
