@@ -329,14 +329,8 @@ std::vector<std::byte> ReregMr(FakeAppMemory& mem, uint32_t mr_handle, uint32_t 
   return InvokeWrite(mem, IB_USER_VERBS_CMD_REREG_MR, req, sizeof(ib_uverbs_rereg_mr_resp));
 }
 
-// The pinned-bytes quota across ibv_rereg_mr: a new translation pins the new range before the
-// kernel lets go of the old one (ib_umem_get of the new umem, then the old umem's release, as
-// RLIMIT_MEMLOCK counts it), so the quota must hold both for the command; afterwards the MR
-// counts its new length, and a refused or failed rereg leaves the old count. A rereg that
-// keeps the translation (access, PD) pins nothing.
-TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a successful one",
-          "[engine]") {
-  Fixture f(kMirror, PinnedQuota(64 * 1024));
+// PD 7 and, on it, MR 3: the first 16 KiB of a 256 KiB buffer, which it returns.
+uint64_t RegisterMr3(Fixture& f) {
   TrackPd(f, 7);
   const uint64_t buffer = f.memory.Alloc(256 * 1024);
   f.host.on_ioctl = [](void* arg) {
@@ -345,6 +339,18 @@ TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a succ
   };
   uint64_t resp = 0;
   REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 16 * 1024, &resp)) == 0);
+  return buffer;
+}
+
+// The pinned-bytes quota across ibv_rereg_mr: a new translation pins the new range before the
+// kernel lets go of the old one (ib_umem_get of the new umem, then the old umem's release, as
+// RLIMIT_MEMLOCK counts it), so the quota must hold both for the command; afterwards the MR
+// counts its new length, and a refused or failed rereg leaves the old count. A rereg that
+// keeps the translation (access, PD) pins nothing.
+TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a successful one",
+          "[engine]") {
+  Fixture f(kMirror, PinnedQuota(64 * 1024));
+  const uint64_t buffer = RegisterMr3(f);
   REQUIRE(f.engine.usage().pinned_bytes() == 16 * 1024);
 
   // A new translation of 32 KiB: 16 + 32 fit; the kernel sees the host view, the app's IOVA.
@@ -404,14 +410,8 @@ TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a succ
 TEST_CASE("a rereg settled after its MR's handle was reused leaves the new MR's charge alone",
           "[engine]") {
   Fixture f(kMirror, PinnedQuota(256 * 1024));
-  TrackPd(f, 7);
-  const uint64_t buffer = f.memory.Alloc(256 * 1024);
-  f.host.on_ioctl = [](void* arg) {
-    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x111, 0x222});
-    return 0L;
-  };
+  const uint64_t buffer = RegisterMr3(f);  // A
   uint64_t resp = 0;
-  REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 16 * 1024, &resp)) == 0);  // A: handle 3, 16 KiB
   auto rereg = f.file->BeginIoctl(
       f.memory, f.fds,
       f.memory.PutBytes(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 32 * 1024)));
