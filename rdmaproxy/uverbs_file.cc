@@ -229,13 +229,14 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
 void UverbsFile::ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
                               std::span<const std::byte> core) {
   if (wc.command != IB_USER_VERBS_CMD_RESIZE_CQ || c.pinned == 0) return;
-  const uint64_t cq = abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4);
-  if (const TrackedObject* o = objects_.Find(static_cast<uint32_t>(cq));
-      o != nullptr && o->queue_entries != 0 && o->queue_entries == c.queue_entries) {
+  const auto cq = static_cast<uint32_t>(
+      abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4));
+  const TrackedObject* o = objects_.Find(cq);
+  if (o != nullptr && o->queue_entries != 0 && o->queue_entries == c.queue_entries) {
     c.pinned = 0;
     return;
   }
-  Reregisters(c, cq);
+  Reregisters(c, cq, o);
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -793,12 +794,16 @@ void UverbsFile::Destroys(UverbsCommand& c, uint64_t handle_field) {
   if (const TrackedObject* o = objects_.Find(handle)) Destroys(c, handle, *o);
 }
 
-void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
+void UverbsFile::Reregisters(UverbsCommand& c, uint32_t handle, const TrackedObject* tracked) {
   // As a destroy does: the serial says which object the command named, so that Settle moves
   // the new range's charge onto that object only (not onto one created under its freed handle).
-  const auto handle = static_cast<uint32_t>(handle_field);
   c.rereg = handle;
-  if (const TrackedObject* o = objects_.Find(handle)) c.rereg_serial = o->serial;
+  c.rereg_serial = tracked != nullptr ? tracked->serial : 0;
+}
+
+void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
+  const auto handle = static_cast<uint32_t>(handle_field);
+  Reregisters(c, handle, objects_.Find(handle));
 }
 
 void UverbsFile::Forget(const TrackedObject& gone) {

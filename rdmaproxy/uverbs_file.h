@@ -134,6 +134,9 @@ class UverbsFile {
   // form looks it up (a legacy request's handle field, which CheckHandles found).
   void Destroys(UverbsCommand& c, uint32_t handle, const TrackedObject& tracked);
   void Destroys(UverbsCommand& c, uint64_t handle_field);
+  // The command moves the pinned range of `tracked`, the object under `handle` now (c.rereg;
+  // null: none is tracked there); the second form looks it up from a request's handle field.
+  void Reregisters(UverbsCommand& c, uint32_t handle, const TrackedObject* tracked);
   void Reregisters(UverbsCommand& c, uint64_t handle_field);
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.

@@ -329,6 +329,15 @@ std::vector<std::byte> ReregMr(FakeAppMemory& mem, uint32_t mr_handle, uint32_t 
   return InvokeWrite(mem, IB_USER_VERBS_CMD_REREG_MR, req, sizeof(ib_uverbs_rereg_mr_resp));
 }
 
+// INVOKE_WRITE(DEREG_MR) of MR `mr_handle`: a 4-byte request travels inline, as rdma-core
+// sends it.
+std::vector<std::byte> DeregMr(uint32_t mr_handle) {
+  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, mr_handle, sizeof(ib_uverbs_dereg_mr));
+  return dereg.Build();
+}
+
 // PD 7 and, on it, MR 3: the first 16 KiB of a 256 KiB buffer, which it returns.
 uint64_t RegisterMr3(Fixture& f) {
   TrackPd(f, 7);
@@ -394,11 +403,7 @@ TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a succ
 
   // Deregistering gives back what the MR counts now.
   f.host.on_ioctl = [](void*) { return 0L; };
-  // (A 4-byte request travels inline, as rdma-core sends it.)
-  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 3, sizeof(ib_uverbs_dereg_mr));
-  REQUIRE(f.Ioctl(dereg.Build()) == 0);
+  REQUIRE(f.Ioctl(DeregMr(3)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 0);
   CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
 }
@@ -419,11 +424,8 @@ TEST_CASE("a rereg settled after its MR's handle was reused leaves the new MR's 
   CHECK(f.engine.usage().pinned_bytes() == 48 * 1024);  // both ranges held while it runs
 
   // The kernel runs the rereg, then A's dereg, then B's registration (handle 3 again, 8 KiB).
-  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 3, sizeof(ib_uverbs_dereg_mr));
   f.host.on_ioctl = [](void*) { return 0L; };
-  REQUIRE(f.Ioctl(dereg.Build()) == 0);
+  REQUIRE(f.Ioctl(DeregMr(3)) == 0);
   f.host.on_ioctl = [](void* arg) {
     Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x555, 0x666});
     return 0L;
@@ -437,7 +439,7 @@ TEST_CASE("a rereg settled after its MR's handle was reused leaves the new MR's 
   CHECK(f.engine.usage().pinned_bytes() == 8 * 1024);  // B's alone
   CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 1);
   f.host.on_ioctl = [](void*) { return 0L; };
-  REQUIRE(f.Ioctl(dereg.Build()) == 0);  // B's dereg gives back B's 8 KiB, no more
+  REQUIRE(f.Ioctl(DeregMr(3)) == 0);  // B's dereg gives back B's 8 KiB, no more
   CHECK(f.engine.usage().pinned_bytes() == 0);
   CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
 }
@@ -479,10 +481,7 @@ TEST_CASE("a refused call of a method the device lacks gets the kernel's answer"
   CHECK(f.host.probes == 1);
 
   // DEREG_MR, which the device has: the proxy's own answer for the handle.
-  IoctlBuilder dereg(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  dereg.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_DEREG_MR, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 9, sizeof(ib_uverbs_dereg_mr));
-  CHECK(f.Ioctl(dereg.Build()) == -ENOENT);
+  CHECK(f.Ioctl(DeregMr(9)) == -ENOENT);
   CHECK(f.host.probes == 2);
 
   // An ioctl method the device lacks: EPROTONOSUPPORT, as the kernel's method lookup says.

@@ -1115,11 +1115,13 @@ TEST_CASE("a child that dies before its creator's fork event is not tracked agai
   // never reports a stop -- every later freeze of the mm would wait for it (kSlowCheckAfter, or
   // for ever had it not been a zombie), and its tid, once reused, would be taken for it.
   // The race is usual but not certain: up to three runs until one has it to lose.
-  auto probed = RunProbed({"freeze-child-race", "/dev/infiniband/uverbs0", "40", "8"},
-                          std::chrono::seconds(120));
+  const auto race = [] {
+    return RunProbed({"freeze-child-race", "/dev/infiniband/uverbs0", "40", "8"},
+                     std::chrono::seconds(120));
+  };
+  auto probed = race();
   for (int again = 0; again < 2 && probed.run.stats.early_children == 0; ++again)
-    probed = RunProbed({"freeze-child-race", "/dev/infiniband/uverbs0", "40", "8"},
-                       std::chrono::seconds(120));
+    probed = race();
   const auto& [probe, run] = probed;
   INFO(run.out << run.errors);
   CHECK(run.exit_code() == 0);
