@@ -56,7 +56,8 @@ class SignalForwarding {
   // The program is gone (and reaped: its pid may be reused): signals are kept again, so one
   // that comes while the caller cleans up no longer kills it half-way.
   void StopForwarding();
-  // The first program is gone and reaped: signals go to the traced processes still alive.
+  // The first program is on its way out (every thread of it has reported PTRACE_EVENT_EXIT,
+  // TracerOptions::on_first_gone) or reaped: signals go to the traced processes still alive.
   void ForwardToTree();
   // The first program entered a group-stop: if a stop signal sent to the harness was passed
   // on to it, the harness stops too (SIGSTOP), until a SIGCONT continues both.

@@ -1207,6 +1207,24 @@ TEST_CASE("termination signals sent to the harness reach the program", "[tracer]
   CHECK(run.exit_code() == 0);
 }
 
+// A signal sent to the harness once the first program is on its way out, but not yet reaped,
+// reaches what is left of the tree: the child sends it when it sees the program exiting
+// (PF_EXITING, set after PTRACE_EVENT_EXIT) and must get it back. Deterministic with the
+// fix: the harness switches at that event, before the program can show PF_EXITING. Before
+// it, the signal went to the dying program's pid until the reap (the program's 512 MiB take a
+// while to free) and was lost: the child then reported 0, in about four of five rounds here.
+TEST_CASE("a signal sent while the first program exits reaches the rest of the tree", "[tracer]") {
+  Fixture f;
+  for (int round = 0; round < 3; ++round) {
+    TesteeRun run = RunTestee({"exit-leaves-child", std::to_string(getpid()), "512"}, f.options);
+    INFO("round " << round << ": " << run.out << run.errors);
+    CHECK(run.exit_code() == 0);
+    CHECK(run["child_signal"] == std::to_string(SIGTERM));
+    // "gone": the child only looked after the reap, so this round did not reach the window.
+    CHECK((run["child_saw"] == "exiting" || run["child_saw"] == "gone"));
+  }
+}
+
 TEST_CASE("a termination signal before the launch ends the run without starting the program",
           "[tracer]") {
   Fixture f;

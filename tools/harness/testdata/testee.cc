@@ -4,7 +4,7 @@
 //   exit CODE | raise SIG | threads N | fork | fork-many N | vfork-exec | exec-chain N |
 //   exec-from-thread | clone-files PATH | open PATH | device PATH | stat PATH | lstat PATH | access PATH |
 //   readlink PATH | openat DIR NAME | chdir-open DIR NAME | list DIR | netlink |
-//   syscall-loop N | wait-signal READY_FILE | stop-cont | scm-rights PATH [ALIAS] |
+//   syscall-loop N | wait-signal READY_FILE | exit-leaves-child HARNESS_PID MIB | stop-cont | scm-rights PATH [ALIAS] |
 //   proc-reopen PATH |
 //   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
@@ -36,6 +36,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <climits>
 #include <cstddef>
@@ -404,6 +405,63 @@ int WaitSignal(const char* ready_file) {
   close(open(ready_file, O_CREAT | O_WRONLY | O_CLOEXEC, 0600));
   while (g_signal == 0) sigsuspend(&unblocked);
   Print("signal", g_signal);
+  return 0;
+}
+
+// The first program exits (its exit slowed by a large populated mapping, which exit_mmap
+// frees after PTRACE_EVENT_EXIT) and leaves a child behind. The child waits until the
+// program is exiting (PF_EXITING in /proc/<pid>/stat, set right after that event: do_exit)
+// or gone, sends SIGTERM to the harness, and reports whether the harness passed it on.
+// Without the harness forwarding to the rest of the tree from that event on, the signal went
+// to the dying program's pid until it was reaped, and was lost.
+int ExitLeavesChild(const char* harness_pid, long mib) {
+  const pid_t program = getpid();
+  const size_t bytes = static_cast<size_t>(mib) << 20;
+  void* ballast = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (ballast == MAP_FAILED) {
+    Print("mmap", -errno);
+    return 1;
+  }
+  madvise(ballast, bytes, MADV_DONTFORK);  // the program's alone: it frees every page
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  sigprocmask(SIG_BLOCK, &term, nullptr);  // inherited: the child takes it with sigtimedwait
+  const pid_t child = fork();
+  if (child < 0) {
+    Print("fork", -errno);
+    return 1;
+  }
+  if (child != 0) return 0;  // the program exits with its ballast mapped
+  const std::string stat_path = "/proc/" + std::to_string(program) + "/stat";
+  const char* saw = "timeout";
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < give_up) {
+    char buf[1024] = {};
+    const int fd = open(stat_path.c_str(), O_RDONLY | O_CLOEXEC);
+    const ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof buf - 1);
+    if (fd >= 0) close(fd);
+    const char* paren = n > 0 ? std::strrchr(buf, ')') : nullptr;
+    if (paren == nullptr) {
+      saw = "gone";
+      break;
+    }
+    // After "(comm)": state, ppid, pgrp, session, tty_nr, tpgid, flags (proc_pid_stat(5)).
+    char state = 0;
+    unsigned long flags = 0;
+    if (std::sscanf(paren + 1, " %c %*d %*d %*d %*d %*d %lu", &state, &flags) == 2 &&
+        ((flags & 0x4) != 0 || state == 'Z' || state == 'X')) {  // PF_EXITING
+      saw = "exiting";
+      break;
+    }
+    sched_yield();
+  }
+  std::printf("child_saw=%s\n", saw);
+  kill(static_cast<pid_t>(std::atol(harness_pid)), SIGTERM);
+  const timespec limit{20, 0};  // it comes at once, or never
+  const int sig = sigtimedwait(&term, nullptr, &limit);
+  Print("child_signal", sig < 0 ? 0 : sig);
   return 0;
 }
 
@@ -1345,6 +1403,7 @@ int main(int argc, char** argv) {
   if (cmd == "syscall-loop") return SyscallLoop(std::atol(a));
   if (cmd == "wait-signal") return WaitSignal(a);
   if (cmd == "stop-cont") return StopCont();
+  if (cmd == "exit-leaves-child") return ExitLeavesChild(a, std::atol(b));
   if (cmd == "scm-rights") return ScmRights(a, b);
   if (cmd == "proc-reopen") return ProcReopen(a);
   if (cmd == "remap-file-pages") return RemapFilePages(a);
