@@ -949,7 +949,7 @@ TEST_CASE("a freeze that cannot be set up in time refuses the call and loses not
 
 TEST_CASE("a vfork child and its sleeping parent do not hold up a freeze", "[tracer][freeze]") {
   Fixture f;
-  f.options.freeze_timeout = std::chrono::seconds(2);
+  f.options.freeze_timeout = std::chrono::seconds(10);  // a hold-up waits it out: freeze_failures
   FreezeProbe probe;
   probe.Install(f.factory);
   TesteeRun run = RunTestee({"freeze-vfork", "/dev/infiniband/uverbs0", "20"}, f.options);
@@ -965,7 +965,7 @@ TEST_CASE("a vfork child and its sleeping parent do not hold up a freeze", "[tra
 
 TEST_CASE("an exited main thread does not hold up a freeze", "[tracer][freeze]") {
   Fixture f;
-  f.options.freeze_timeout = std::chrono::seconds(2);
+  f.options.freeze_timeout = std::chrono::seconds(10);  // a hold-up waits it out: freeze_failures
   FreezeProbe probe;
   probe.Install(f.factory);
   TesteeRun run = RunTestee({"freeze-leader-exit", "/dev/infiniband/uverbs0", "20"}, f.options);
