@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
 
   rdma_ucm_resolve_addr resolve{};
   resolve.id = id;
-  resolve.timeout_ms = 2000;
+  resolve.timeout_ms = 10000;  // an ARP on a loaded emulated guest; the refusals are synchronous
   resolve.dst_size = sizeof(sockaddr_in);
   sockaddr_in sin{};
   sin.sin_family = AF_INET;
