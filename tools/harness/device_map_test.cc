@@ -40,6 +40,7 @@ struct FakeHost {
       std::ofstream(root + "/dev/infiniband/uverbs" + n) << "";
     }
     std::ofstream(root + "/sys/class/infiniband_verbs/abi_version") << "6\n";
+    fs::permissions(root + "/sys/class/infiniband_verbs/abi_version", fs::perms(0444));
     std::ofstream(root + "/dev/infiniband/rdma_cm") << "";
   }
   ~FakeHost() { fs::remove_all(root); }
@@ -116,6 +117,8 @@ TEST_CASE("the device view shows only allowed devices under their sandbox names"
         std::set<std::string>{"abi_version", "uverbs0"});
   CHECK(names(root + "/sys/class/infiniband") == std::set<std::string>{"rxe1"});
   CHECK(names(root + "/sys/class/infiniband_mad").empty());
+  // The copied attribute keeps the host's permission bits (sysfs: read-only), not the umask's.
+  CHECK(fs::status(root + "/sys/class/infiniband_verbs/abi_version").permissions() == fs::perms(0444));
   // The class link keeps the host's own text, so readlink/realpath look like the host's.
   CHECK(fs::read_symlink(root + "/sys/class/infiniband_verbs/uverbs0") ==
         "../../devices/virtual/infiniband_verbs/uverbs1");

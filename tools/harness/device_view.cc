@@ -43,14 +43,21 @@ std::string ClassLinkText(const std::string& host_entry) {
   return ec ? host_entry : target.string();
 }
 
+// A class attribute copied into the view with the host's permission bits: sysfs shows
+// `abi_version` as 0444 (kernfs mode of a read-only attribute), and `ls -l` or an access(W_OK)
+// check in the program should see that, not the umask's 0644.
 Result<void> CopyFile(const std::string& from, const std::string& to) {
+  struct stat st {};
   std::ifstream in(from);
-  if (!in) return Ok();  // optional attribute
+  if (!in || stat(from.c_str(), &st) != 0) return Ok();  // optional attribute
   std::ostringstream content;
   content << in.rdbuf();
   std::ofstream out(to);
   out << content.str();
+  out.close();
   if (!out) return Fail(EIO, "cannot write {}", to);
+  if (chmod(to.c_str(), st.st_mode & 07777) != 0)
+    return Fail(errno, "chmod {}: {}", to, std::strerror(errno));
   return Ok();
 }
 
