@@ -5,15 +5,12 @@
 #include <set>
 
 namespace rxp::proxy {
-namespace {
 
 std::string Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
   while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
   return std::string(s);
 }
-
-}  // namespace
 
 long UverbsNumber(std::string_view name) {
   constexpr std::string_view kPrefix = "uverbs";

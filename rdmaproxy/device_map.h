@@ -33,4 +33,8 @@ Result<std::vector<DeviceMapping>> ParseDeviceList(std::string_view spec,
 // "uverbs<digits>": its number, or -1.
 long UverbsNumber(std::string_view name);
 
+// `s` without leading blanks and trailing blanks and newlines: an item of a device list, or
+// a one-line sysfs attribute such as infiniband_verbs/uverbsN/ibdev.
+std::string Trim(std::string_view s);
+
 }  // namespace rxp::proxy

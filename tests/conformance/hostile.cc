@@ -32,7 +32,11 @@
 #include <cstring>
 #include <vector>
 
+#include "raw_ioctl.h"
+
 namespace {
+
+using namespace rxp_conformance;
 
 int g_cases = 0;
 bool g_hostile = true;  // false: --setup-only
@@ -48,44 +52,6 @@ void Report(const char* name, int err) {
   do {                              \
     if (g_hostile) Report(name, (expr)); \
   } while (0)
-
-ib_uverbs_attr Attr(uint16_t id, uint16_t len, uint64_t data, uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
-  ib_uverbs_attr a{};
-  a.attr_id = id;
-  a.len = len;
-  a.flags = flags;
-  a.data = data;
-  return a;
-}
-
-std::vector<unsigned char> Request(uint16_t object, uint16_t method, uint32_t driver_id,
-                                   const std::vector<ib_uverbs_attr>& attrs) {
-  std::vector<unsigned char> buf(sizeof(ib_uverbs_ioctl_hdr) + attrs.size() * sizeof(ib_uverbs_attr));
-  ib_uverbs_ioctl_hdr hdr{};
-  hdr.length = static_cast<uint16_t>(buf.size());
-  hdr.object_id = object;
-  hdr.method_id = method;
-  hdr.num_attrs = static_cast<uint16_t>(attrs.size());
-  hdr.driver_id = driver_id;
-  std::memcpy(buf.data(), &hdr, sizeof(hdr));
-  if (!attrs.empty())
-    std::memcpy(buf.data() + sizeof(hdr), attrs.data(), attrs.size() * sizeof(ib_uverbs_attr));
-  return buf;
-}
-
-int Ioctl(int fd, void* arg) { return ioctl(fd, RDMA_VERBS_IOCTL, arg) == 0 ? 0 : errno; }
-
-uint32_t DriverIdOf(int fd) {
-  for (uint32_t id : {14u, 1u, 18u, 17u, 9u, 6u, 13u, 19u}) {
-    ib_uverbs_query_port_resp_ex resp{};
-    auto r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, id,
-                     {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
-                      Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp),
-                           reinterpret_cast<uint64_t>(&resp))});
-    if (Ioctl(fd, r.data()) != EINVAL) return id;
-  }
-  return 0;
-}
 
 // A page followed by an inaccessible guard page (PROT_NONE keeps the address taken, so no
 // later mapping -- an rxe queue, say -- can land there): bytes at its end run into nothing.

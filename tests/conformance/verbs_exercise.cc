@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "raw_ioctl.h"
 #include "verbs_steps.h"
 
 namespace {
@@ -40,43 +41,6 @@ namespace {
 using namespace rxp_conformance;
 
 constexpr size_t kBuf = 64 * 1024;
-
-// A raw RDMA_VERBS_IOCTL with the attributes given; returns 0 or errno.
-int RawIoctl(int fd, uint16_t object, uint16_t method, uint32_t driver_id,
-             const std::vector<ib_uverbs_attr>& attrs) {
-  std::vector<unsigned char> buf(sizeof(ib_uverbs_ioctl_hdr) + attrs.size() * sizeof(ib_uverbs_attr));
-  ib_uverbs_ioctl_hdr hdr{};
-  hdr.length = static_cast<uint16_t>(buf.size());
-  hdr.object_id = object;
-  hdr.method_id = method;
-  hdr.num_attrs = static_cast<uint16_t>(attrs.size());
-  hdr.driver_id = driver_id;
-  std::memcpy(buf.data(), &hdr, sizeof(hdr));
-  std::memcpy(buf.data() + sizeof(hdr), attrs.data(), attrs.size() * sizeof(ib_uverbs_attr));
-  return ioctl(fd, RDMA_VERBS_IOCTL, buf.data()) == 0 ? 0 : errno;
-}
-
-ib_uverbs_attr Attr(uint16_t id, uint16_t len, uint64_t data) {
-  ib_uverbs_attr a{};
-  a.attr_id = id;
-  a.len = len;
-  a.flags = UVERBS_ATTR_F_MANDATORY;
-  a.data = data;
-  return a;
-}
-
-// The device's uverbs driver id: the one a harmless QUERY_PORT accepts (others are EINVAL).
-uint32_t DriverIdOf(int cmd_fd) {
-  for (uint32_t id : {14u /* rxe */, 1u /* mlx5 */, 18u, 17u, 9u, 6u, 13u, 19u}) {
-    ib_uverbs_query_port_resp_ex resp{};
-    int err = RawIoctl(cmd_fd, UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, id,
-                       {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
-                        Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(resp),
-                             reinterpret_cast<uint64_t>(&resp))});
-    if (err != EINVAL) return id;
-  }
-  return 0;
-}
 
 // A legacy write() command on the command fd: header + body, response `resp` of resp_len.
 template <typename Req>

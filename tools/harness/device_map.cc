@@ -9,15 +9,6 @@
 #include <set>
 
 namespace rxp::harness {
-namespace {
-
-std::string Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\n')) s.remove_suffix(1);
-  return std::string(s);
-}
-
-}  // namespace
 
 Result<std::vector<HostDevice>> DiscoverHostDevices(const std::string& sysfs_root) {
   const std::string class_dir = sysfs_root + "/class/infiniband_verbs";
@@ -35,7 +26,7 @@ Result<std::vector<HostDevice>> DiscoverHostDevices(const std::string& sysfs_roo
     if (!std::getline(ibdev, line)) continue;  // a device going away while we look
     HostDevice device;
     device.uverbs = name;
-    device.ibdev = Trim(line);
+    device.ibdev = proxy::Trim(line);
     devices.push_back(std::move(device));
   }
   closedir(dir);
