@@ -3,7 +3,8 @@
 # same devices, one after the other; their exit status and key output fields must agree.
 #
 #   tests/conformance/suite.sh [--build DIR] [--node0 DEV:GID_INDEX:IP] [--node1 ...]
-#                              [--run-opts "OPTIONS"] [--rdma-core BUILD] [--list] [CASE...]
+#                              [--run-opts "OPTIONS"] [--rdma-core BUILD] [--rdmaproxy CLI]
+#                              [--list] [CASE...]
 #
 # Runs every case (or the ones named) and prints one line per case -- PASS, FAIL or SKIP with
 # the figures compared -- then a summary; exits 1 if any case failed.
@@ -22,6 +23,10 @@
 # goes first on PATH and its lib/ first on LD_LIBRARY_PATH (perftest and the project's programs
 # then load its libibverbs and providers too).
 #
+# --rdmaproxy CLI runs the proxied side with another `rdmaproxy` than BUILD's: an installed one
+# (/usr/bin/rdmaproxy from the .deb) or a sanitized build's (docs/development.md); the suite's
+# own programs still come from BUILD.
+#
 # Servers listen on TCP ports from RXP_SUITE_PORT (default 18600) upwards.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +40,7 @@ node0=${RXP_NODE0_DEV:+$RXP_NODE0_DEV:$RXP_NODE0_GID:$RXP_NODE0_IP}
 node1=${RXP_NODE1_DEV:+$RXP_NODE1_DEV:$RXP_NODE1_GID:$RXP_NODE1_IP}
 run_opts="--stats"
 rdma_core=
+rdmaproxy_cli=
 cases=()
 list_only=0
 while (($#)); do
@@ -44,8 +50,9 @@ while (($#)); do
     --node1) node1=$2; shift 2 ;;
     --run-opts) run_opts=$2; shift 2 ;;
     --rdma-core) rdma_core=$(cd "$2" && pwd); shift 2 ;;
+    --rdmaproxy) rdmaproxy_cli=$2; shift 2 ;;
     --list) list_only=1; shift ;;
-    -h|--help) sed -n '2,25p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,30p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     -*) echo "suite: unknown option $1" >&2; exit 2 ;;
     *) cases+=("$1"); shift ;;
   esac
@@ -65,6 +72,9 @@ fi
 ((${#cases[@]})) || cases=("${all_cases[@]}")
 
 RDMAPROXY=$build/tools/rdmaproxy
+if [[ -n $rdmaproxy_cli ]]; then
+  RDMAPROXY=$(command -v "$rdmaproxy_cli") || { echo "suite: no rdmaproxy at $rdmaproxy_cli" >&2; exit 2; }
+fi
 EXERCISE=$build/tests/conformance/rxp_verbs_exercise
 PROCESSES=$build/tests/conformance/rxp_verbs_processes
 HOSTILE=$build/tests/conformance/rxp_hostile
@@ -81,7 +91,7 @@ fi
 [[ -n $node1 ]] || node1=$node0
 IFS=: read -r DEV0 GID0 IP0 <<<"$node0"
 IFS=: read -r DEV1 GID1 IP1 <<<"$node1"
-echo "suite: node0 $DEV0 (GID $GID0, $IP0), node1 $DEV1 (GID $GID1, $IP1); rdmaproxy run $run_opts${rdma_core:+; rdma-core from $rdma_core}"
+echo "suite: node0 $DEV0 (GID $GID0, $IP0), node1 $DEV1 (GID $GID1, $IP1); $RDMAPROXY run $run_opts${rdma_core:+; rdma-core from $rdma_core}"
 
 # ---- helpers ---------------------------------------------------------------------------------
 
