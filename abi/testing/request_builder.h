@@ -11,6 +11,17 @@
 
 namespace rxp::abi::testing {
 
+// One attribute of an RDMA_VERBS_IOCTL request, as the app lays it out.
+inline ib_uverbs_attr MakeAttr(uint16_t id, uint16_t len, uint64_t data,
+                               uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
+  ib_uverbs_attr a{};
+  a.attr_id = id;
+  a.len = len;
+  a.flags = flags;
+  a.data = data;
+  return a;
+}
+
 class IoctlBuilder {
  public:
   IoctlBuilder(uint16_t object, uint16_t method, uint32_t driver_id) {
@@ -21,12 +32,7 @@ class IoctlBuilder {
 
   IoctlBuilder& Attr(uint16_t id, uint16_t len, uint64_t data,
                      uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
-    ib_uverbs_attr a{};
-    a.attr_id = id;
-    a.len = len;
-    a.flags = flags;
-    a.data = data;
-    attrs_.push_back(a);
+    attrs_.push_back(MakeAttr(id, len, data, flags));
     return *this;
   }
   // An IDR / FD attribute: len 0, the handle or fd in data.

@@ -3,43 +3,30 @@
 // header and attribute array ib_uverbs_ioctl() in drivers/infiniband/core/uverbs_ioctl.c reads.
 #pragma once
 
-#include <rdma/ib_user_ioctl_cmds.h>
-#include <rdma/ib_user_verbs.h>
-#include <rdma/rdma_user_ioctl_cmds.h>
 #include <sys/ioctl.h>
 
 #include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <vector>
+
+#include "abi/testing/request_builder.h"
 
 namespace rxp_conformance {
 
 inline ib_uverbs_attr Attr(uint16_t id, uint16_t len, uint64_t data,
                            uint16_t flags = UVERBS_ATTR_F_MANDATORY) {
-  ib_uverbs_attr a{};
-  a.attr_id = id;
-  a.len = len;
-  a.flags = flags;
-  a.data = data;
-  return a;
+  return rxp::abi::testing::MakeAttr(id, len, data, flags);
 }
 
 // The request's bytes: an ib_uverbs_ioctl_hdr whose length and num_attrs are the truth, then
 // `attrs` (callers that lie about either edit the header afterwards).
 inline std::vector<unsigned char> Request(uint16_t object, uint16_t method, uint32_t driver_id,
                                           const std::vector<ib_uverbs_attr>& attrs) {
-  std::vector<unsigned char> buf(sizeof(ib_uverbs_ioctl_hdr) + attrs.size() * sizeof(ib_uverbs_attr));
-  ib_uverbs_ioctl_hdr hdr{};
-  hdr.length = static_cast<uint16_t>(buf.size());
-  hdr.object_id = object;
-  hdr.method_id = method;
-  hdr.num_attrs = static_cast<uint16_t>(attrs.size());
-  hdr.driver_id = driver_id;
-  std::memcpy(buf.data(), &hdr, sizeof(hdr));
-  if (!attrs.empty())
-    std::memcpy(buf.data() + sizeof(hdr), attrs.data(), attrs.size() * sizeof(ib_uverbs_attr));
-  return buf;
+  rxp::abi::testing::IoctlBuilder request(object, method, driver_id);
+  for (const ib_uverbs_attr& a : attrs) request.Raw(a);
+  const std::vector<std::byte> bytes = request.Build();
+  const auto* first = reinterpret_cast<const unsigned char*>(bytes.data());
+  return {first, first + bytes.size()};
 }
 
 // RDMA_VERBS_IOCTL on `fd` with the request at `arg`: 0 or errno.
