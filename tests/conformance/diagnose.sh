@@ -16,19 +16,29 @@ fi_rows() { awk '$1 ~ /^[0-9]+[kmg]?$/ && $2 ~ /^[0-9]+$/ {printf "%s%s %s %s", 
 # never counts 7 down (rxe_completer; seen here on both guest kernels with ib_write_bw and a
 # killed server). It polls its CQ until it is stopped. Seen 4 times in about 100 proxied pairs
 # of full test runs on the 6.1 guest (docs/harness.md, "fi_pingpong's finalize").
-# fi_lost_final_ack TAG: says so, and succeeds, only when the pair's failure is exactly that --
-# one side timed out after printing the same results as the other, which exited 0 (so it had
-# received the hung side's fin); the hung side's send queue holds one request the kernel never
-# completed; and the QP it is connected to exists no more. Anything else stays a failure.
-fi_lost_final_ack() {
-  local tag=$1 s c hung other rows
-  read -r s c <"$work/$tag.status" 2>/dev/null || return 1
-  if [[ $s == 0 && $c == 124 ]]; then hung=client other=server
-  elif [[ $s == 124 && $c == 0 ]]; then hung=server other=client
+# The same race ends other pairs whose last message is answered by the peer's exit: rdma_server
+# sends its reply, rdma_client receives it, prints "end 0" and disconnects, and the server waits
+# for that send's completion (seen once in a full test run on the 6.1 guest, proxied; librdmacm's
+# rdma_accept asks for retry_count 7 itself).
+
+# hung_side TAG: "HUNG OTHER" ("client server" or "server client") when exactly one side of the
+# pair timed out and the other exited 0; fails otherwise.
+hung_side() {
+  local s c
+  read -r s c <"$work/$1.status" 2>/dev/null || return 1
+  if [[ $s == 0 && $c == 124 ]]; then echo "client server"
+  elif [[ $s == 124 && $c == 0 ]]; then echo "server client"
   else return 1
   fi
-  rows=$(fi_rows "$work/$tag.$hung")
-  [[ -n $rows && $rows == "$(fi_rows "$work/$tag.$other")" && -s $work/$tag.$hung.hang ]] || return 1
+}
+
+# lost_final_ack TAG: says so, and succeeds, only when the hung side (hung_side) waits for the
+# ACK of its last send from a QP that no longer exists: its hang dump shows its send queue one
+# request behind (the kernel never completed it), its RC QP in RTS and the QP it is connected to
+# gone. Anything else stays a failure. The callers add what the program's own output must show.
+lost_final_ack() {
+  local tag=$1 hung other
+  read -r hung other <<<"$(hung_side "$tag")" && [[ -n $hung && -s $work/$tag.$hung.hang ]] || return 1
   awk -v hung="$hung" '
     /^process [0-9]+:/ { p = $2; sub(":", "", p); mine[p] = 1 }
     # rxe send queue entries are 256 bytes or more (struct rxe_send_wqe), CQ and receive
@@ -56,6 +66,26 @@ fi_lost_final_ack() {
         split(qps[i], d, " ")
         if (d[2] == peer && qps[i] != dev " " qp) exit 1
       }
-      printf "the %s waits for the ACK of its fin from a QP that no longer exists (its QP %s on %s, RTS, peer QP %s gone; its send queue %s), a race in fi_pingpong'"'"'s finalize\n", hung, qp, dev, peer, sq
+      printf "the %s waits for the ACK of its last send from a QP that no longer exists (its QP %s on %s, RTS, peer QP %s gone; its send queue %s)", hung, qp, dev, peer, sq
     }' "$work/$tag.$hung.hang"
+}
+
+# fi_lost_final_ack TAG: lost_final_ack, where the hung side printed the same results as the
+# other (which had received the hung side's fin).
+fi_lost_final_ack() {
+  local tag=$1 hung other rows why
+  read -r hung other <<<"$(hung_side "$tag")" && [[ -n $hung ]] || return 1
+  rows=$(fi_rows "$work/$tag.$hung")
+  [[ -n $rows && $rows == "$(fi_rows "$work/$tag.$other")" ]] || return 1
+  why=$(lost_final_ack "$tag") || return 1
+  echo "$why, a race in fi_pingpong's finalize"
+}
+
+# cm_lost_final_ack EXPECT TAG: lost_final_ack, where the client printed EXPECT, the case's own
+# line for a completed exchange (rdma_client's "end 0": it received the server's reply).
+cm_lost_final_ack() {
+  local expect=$1 tag=$2 why
+  grep -q -- "$expect" "$work/$tag.client" 2>/dev/null || return 1
+  why=$(lost_final_ack "$tag") || return 1
+  echo "$why, its peer having received it and ended"
 }
