@@ -537,13 +537,12 @@ lat_row() { awk 'NF >= 7 && $1 ~ /^[0-9]+$/ && $5 ~ /^[0-9.]+$/ {r = $0} END {pr
 # An emulated guest under load often takes longer than 67 ms to acknowledge, and every such
 # timeout makes rxe resend from the oldest unacknowledged packet although nothing was lost.
 # Linux 6.1's rxe mishandles that retry path (its requester and completer run as concurrent
-# tasklets and req_retry can resume a write at the wrong PSN; fixed upstream by the v6.10
-# send-path rework, not in 6.1.y): the responder then NAKs an invalid request and the requester
-# completes with REM_INV_REQ_ERR (status 9), natively as often as proxied. Measured in the 6.1
-# guest with a second guest loading the host, ib_write_bw -q 4 -n 250 pairs: with 14, 1 of 16
-# failed so (a native run), 1,260 timeout retransmissions; with 20, 0 of 16 and about 20.
-# docs/development.md, "Linux 6.1's rxe under a slow guest". A real fabric acknowledges in
-# microseconds, where either value never fires.
+# tasklets; the path was reworked upstream in v6.10, not in 6.1.y): the responder NAKs an
+# invalid request and the requester completes with REM_INV_REQ_ERR (status 9), natively at least
+# as often as proxied. Measured in the 6.1 guest, a second guest loading the host, 16
+# ib_write_bw -q 4 -n 250 pairs: with 14, about 760 timer retransmissions and 1 failure (a
+# native run); with 20, about 20 and none. docs/development.md, "Linux 6.1's rxe under a slow
+# guest". A real fabric acknowledges in microseconds, where neither value ever fires.
 PERFTEST_QP_TIMEOUT=20
 run_perftest() {  # run_perftest PROG EXTRA TAG WRAP
   local prog=$1 extra=$2 tag=$3 p wait
