@@ -55,13 +55,16 @@ case_ "the QP is in error" failure "0 124" 's/type RC state RTS rq-psn/type RC s
 case_ "no rxe queues in the dump (another driver)" failure "0 124" '/^  queue /d'
 
 # The same for rdma_server / rdma_client (cm_lost_final_ack): the server hung after its reply.
-cm_case_() {  # cm_case_ NAME WANT STATUS EDIT [CLIENT_OUTPUT]
+# cm_case_ NAME WANT STATUS EDIT [CLIENT_OUTPUT [HUNG]]: HUNG (default server) is the side whose
+# hang dump is the recorded one.
+cm_case_() {
   local name=$1 want=$2 status=$3 edit=$4 client=${5:-$'rdma_client: start\nrdma_client: end 0'}
-  local tag=rdma_client.proxied
+  local hung=${6:-server} tag=rdma_client.proxied
   echo "$status" >"$work/$tag.status"
   printf 'rdma_server: start\n' >"$work/$tag.server"
   printf '%b\n' "$client" >"$work/$tag.client"
-  sed -e "$edit" "$here/fixtures/cm_lost_final_ack.server.hang" >"$work/$tag.server.hang"
+  rm -f "$work/$tag".*.hang
+  sed -e "$edit" "$here/fixtures/cm_lost_final_ack.server.hang" >"$work/$tag.$hung.hang"
   verdict "rdma_client: $name" "$want" cm_lost_final_ack '^rdma_client: end 0' "$tag"
 }
 cm_case_ "as recorded" race "124 0" ""
@@ -73,6 +76,13 @@ cm_case_ "the peer QP still exists" failure "124 0" \
 cm_case_ "the send queue drained" failure "124 0" \
   's/256 bytes, producer 1, consumer 0/256 bytes, producer 1, consumer 1/'
 cm_case_ "the QP is in error" failure "124 0" 's/type RC state RTS rq-psn/type RC state ERR rq-psn/'
+# The client hung instead, its server having ended 0: the same dump, as the client's.
+cm_case_ "the client hung, the server ended 0" race "0 124" "" 'rdma_client: start' client
+cm_case_ "the client hung, the server failed" failure "1 124" "" 'rdma_client: start' client
+cm_case_ "the client hung, its peer QP still exists" failure "0 124" \
+  's/^  link rxe0\/1 lqpn 1 type GSI/  link rxe0\/1 lqpn 100 rqpn 102 type RC state RTS pid 3000 comm x\n&/' \
+  'rdma_client: start' client
+cm_case_ "the client hung, no dump of it" failure "0 124" "" 'rdma_client: start' server
 
 echo "diagnose: $failures failed"
 ((failures == 0))
