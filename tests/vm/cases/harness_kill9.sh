@@ -31,35 +31,42 @@ start_transfer() {
 # -u 20: a 4.3 s QP ACK timeout instead of perftest's 67 ms, as the conformance suite's perftest
 # pairs (suite.sh, PERFTEST_QP_TIMEOUT): spurious timeouts on the loaded emulated guest send
 # Linux 6.1's rxe down its faulty retry path, which ends the stream with REM_INV_REQ_ERR.
+# -D 600: the test kills the pair within a minute or two, so the pair must not end first. With
+# -D 60 a pair in a full test run (6.12 guest, two guests side by side) had ended by itself, both
+# sides printing their results, by the mid-transfer check 78 s into the test.
 try_transfer() {
-  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D 60 -u 20 \
+  local started=$SECONDS
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D 600 -u 20 \
     >"$dir/server" 2>&1 &
   server=$!
   rxp_wait_tcp 18515
-  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D 60 -u 20 \
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D 600 -u 20 \
     "$RXP_NODE1_IP" >"$dir/client" 2>&1 &
   client=$!
-  local i
-  # Up to 30 s for both programs to open their devices: CI runs two emulated guests side by side.
-  for ((i = 0; i < 300; i++)); do
+  # Up to 30 s (by the clock: each round's commands take a while on a loaded emulated CPU) for
+  # both programs to open their devices: CI runs two emulated guests side by side.
+  local deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)); do
     cprog=$(pgrep -P "$client" -x ib_write_bw || true)
     sprog=$(pgrep -P "$server" -x ib_write_bw || true)
     [[ -n "$cprog" && -n "$sprog" ]] && (($(rxp_harness_device_fds "$cprog") > 0)) && break
     sleep 0.1
   done
   [[ -n "$cprog" && -n "$sprog" ]] || return 1
-  local before sent waited
+  local before sent waited=0
   before=$(rxp_link_packets "$RXP_NODE0_NETDEV")
   # At least 2 s, and up to 30 s for the first packets: the programs still exchange their QPs
   # over TCP and set up after opening their devices, slowly with two emulated guests side by side.
-  for ((waited = 0; waited < 30; waited++)); do
+  deadline=$((SECONDS + 30))
+  while ((SECONDS < deadline)); do
     sleep 1
+    waited=$((waited + 1))
     sent=$(($(rxp_link_packets "$RXP_NODE0_NETDEV") - before))
-    ((waited >= 1 && sent > 0)) && break
+    ((waited >= 2 && sent > 0)) && break
   done
   # Both programs must still be running (and transferring) when they are killed.
   kill -0 "$cprog" "$sprog" 2>/dev/null || return 1
-  echo "mid-transfer: $sent packets in $((waited + 1)) s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
+  echo "mid-transfer ($((SECONDS - started)) s after the server started): $sent packets in $waited s; the client program holds $(rxp_harness_device_fds "$cprog") device fd(s)"
   ((sent > 0)) || { echo "no traffic in 30 s" >&2; exit 1; }
   local h p n mine
   for pair in "$client:$cprog" "$server:$sprog"; do
