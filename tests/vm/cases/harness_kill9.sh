@@ -28,19 +28,21 @@ start_transfer() {
   exit 1
 }
 
+# perftest's options for both sides:
 # -u 20: a 4.3 s QP ACK timeout instead of perftest's 67 ms, as the conformance suite's perftest
 # pairs (suite.sh, PERFTEST_QP_TIMEOUT): spurious timeouts on the loaded emulated guest send
 # Linux 6.1's rxe down its faulty retry path, which ends the stream with REM_INV_REQ_ERR.
 # -D 600: the test kills the pair within a minute or two, so the pair must not end first. With
 # -D 60 a pair in a full test run (6.12 guest, two guests side by side) had ended by itself, both
 # sides printing their results, by the mid-transfer check 78 s into the test.
+perftest_opts=(-D 600 -u 20)
 try_transfer() {
   local started=$SECONDS
-  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" -D 600 -u 20 \
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE1_DEV" -x "$RXP_NODE1_GID" "${perftest_opts[@]}" \
     >"$dir/server" 2>&1 &
   server=$!
   rxp_wait_tcp 18515
-  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" -D 600 -u 20 \
+  "$RXP_RDMAPROXY" run -- ib_write_bw -d "$RXP_NODE0_DEV" -x "$RXP_NODE0_GID" "${perftest_opts[@]}" \
     "$RXP_NODE1_IP" >"$dir/client" 2>&1 &
   client=$!
   # Up to 30 s (by the clock: each round's commands take a while on a loaded emulated CPU) for
