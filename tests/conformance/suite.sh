@@ -379,6 +379,10 @@ retry_run() {  # retry_run TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
       return 1
     fi
     echo "note: $tag: $why (server and client exit $(cat "$work/$tag.status"); attempt $attempt of 5)" >&2
+    # The next attempt overwrites this one's hang dumps (limited): a side that timed out (a
+    # native one, mostly) is kept in the log, to tell a kernel race from a test-bed fault later.
+    # (The last attempt's are the failure's own, which show prints.)
+    ((attempt == 5)) || dump_to_log "$tag"
   done
   return 1  # every attempt failed or measured nothing
 }
@@ -396,6 +400,15 @@ repeat_lost_final_ack() {
       "$(grep -h '^retransmissions' "$work/$tag".*.hang))" >&2
   done
   return 1
+}
+# dump_to_log TAG: the hang dumps of a run about to be repeated, each line prefixed with the
+# file's name, on stderr.
+dump_to_log() {
+  local f
+  for f in "$work/$1".server.hang "$work/$1".client.hang; do
+    [[ -s $f ]] && sed "s|^|  $(basename "$f"): |" "$f" >&2
+  done
+  return 0
 }
 # twice_repeating CASE RUNNER ARGS...: twice, each run through retry_run.
 twice_repeating() {
