@@ -362,8 +362,8 @@ relisten_race() {  # relisten_race TAG
 # (measured nothing too; case_qperf) and the -R race.
 # Every repetition prints a `note:` line on stderr with the failed attempt's exit statuses.
 retry_run() {  # retry_run TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
-  local tag=$1 wrap=$2 attempt why ok; shift 2
-  for attempt in 1 2 3 4 5; do
+  local tag=$1 wrap=$2 attempt attempts=5 why ok; shift 2
+  for ((attempt = 1; attempt <= attempts; attempt++)); do
     "$@" "$tag" "$wrap" && ok=1 || ok=0
     if calibration_failed "$tag"; then
       why="perftest could not calibrate its clock"
@@ -378,11 +378,11 @@ retry_run() {  # retry_run TAG WRAP RUNNER ARGS...: RUNNER ARGS... TAG WRAP
     else
       return 1
     fi
-    echo "note: $tag: $why (server and client exit $(cat "$work/$tag.status"); attempt $attempt of 5)" >&2
+    echo "note: $tag: $why (server and client exit $(cat "$work/$tag.status"); attempt $attempt of $attempts)" >&2
     # The next attempt overwrites this one's hang dumps (limited): a side that timed out (a
     # native one, mostly) is kept in the log, to tell a kernel race from a test-bed fault later.
     # (The last attempt's are the failure's own, which show prints.)
-    ((attempt == 5)) || dump_to_log "$tag"
+    ((attempt == attempts)) || dump_to_log "$tag"
   done
   return 1  # every attempt failed or measured nothing
 }
