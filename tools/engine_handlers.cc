@@ -518,7 +518,10 @@ Result<std::unique_ptr<harness::ProxiedFileHandler>> EngineFactory::OnOpen(
 void EngineFactory::OnProcessEvent(const harness::ProcessEvent& event) {
   switch (event.kind) {
     case harness::ProcessEvent::Kind::kFork:
-    case harness::ProcessEvent::Kind::kExec: credentials_[event.tgid] = ++next_credentials_; break;
+    case harness::ProcessEvent::Kind::kExec:
+    case harness::ProcessEvent::Kind::kCredentials:
+      credentials_[event.tgid] = ++next_credentials_;
+      break;
     case harness::ProcessEvent::Kind::kExit: credentials_.erase(event.tgid); break;
   }
 }
@@ -539,7 +542,8 @@ std::optional<harness::EntryDecision> EngineFactory::RefuseForeignWriter(const S
     return std::nullopt;
   const Error e = Fail(EACCES,
                        "process {} is not the one that opened the file (a fork child or a new "
-                       "program): the kernel refuses its writes (ib_safe_file_access)",
+                       "program) or has changed its credentials since: the kernel refuses its "
+                       "writes (ib_safe_file_access)",
                        call.tgid);
   engine_.counters().commands++;
   engine_.Refused(label, e, proxy::Refusal::kState);

@@ -60,8 +60,9 @@ class EngineFactory final : public harness::FileHandlerFactory {
   // An id of process `tgid`'s credentials as the kernel's struct cred, which both ib_uverbs_write
   // and ucma_write compare with the opener's (ib_safe_file_access): a process gets a new one at
   // fork (copy_creds without CLONE_THREAD) and at exec (prepare_exec_creds), so two calls with
-  // different ids never share one. (A process that changes its own credentials -- setuid,
-  // setgroups, capset -- also gets a new struct; that the harness does not see.)
+  // different ids never share one. A process that changes its own credentials -- set*id,
+  // setgroups, capset, a new user namespace -- also gets a new struct, and a new id when the
+  // tracer sees the change (tracer_credentials.cc: IDs, groups, capabilities, user namespace).
   uint64_t CredentialsOf(pid_t tgid);
   // `call` is a write() or writev() on a file `opener` opened, from a process whose credentials
   // are not the opener's: the kernel answers EACCES before reading anything, and so does the

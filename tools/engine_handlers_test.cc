@@ -87,6 +87,27 @@ TEST_CASE("EngineFactory: writes from a process other than the opener get the ke
   CHECK(f.factory.CredentialsOf(kOpener) != opener);
 }
 
+TEST_CASE("EngineFactory: writes after the opener changed its credentials get EACCES") {
+  Factory f;
+  constexpr pid_t kOpener = 300;
+  f.factory.OnProcessEvent({ProcessEvent::Kind::kExec, kOpener, 0, false, false});
+  const uint64_t before = f.factory.CredentialsOf(kOpener);
+  CHECK(f.Verdict(kOpener, SYS_write, before) == 0);
+  // setresuid, setgroups, capset, a user namespace (tracer_credentials.cc).
+  f.factory.OnProcessEvent({ProcessEvent::Kind::kCredentials, kOpener, 0, false, false});
+  const uint64_t after = f.factory.CredentialsOf(kOpener);
+  CHECK(after != before);
+  CHECK(f.Verdict(kOpener, SYS_write, before) == EACCES);
+  CHECK(f.Verdict(kOpener, SYS_writev, before) == EACCES);
+  CHECK(f.Verdict(kOpener, SYS_ioctl, before) == 0);  // ioctls are not checked, natively either
+  REQUIRE(f.lines.size() == 2);
+  CHECK_THAT(f.lines[0], Catch::Contains("changed its credentials"));
+  // A file opened with the new credentials takes writes; a second change refuses them too.
+  CHECK(f.Verdict(kOpener, SYS_write, after) == 0);
+  f.factory.OnProcessEvent({ProcessEvent::Kind::kCredentials, kOpener, 0, false, false});
+  CHECK(f.Verdict(kOpener, SYS_write, after) == EACCES);
+}
+
 TEST_CASE("EngineFactory: a pid reused after the opener exited is another process") {
   Factory f;
   constexpr pid_t kOpener = 200, kHolder = 201;

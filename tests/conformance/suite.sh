@@ -933,14 +933,15 @@ case_verbs_exercise() {
 }
 
 # One context shared across fork, threads and posix_spawn (tests/conformance/verbs_processes.cc):
-# a fork child's objects and writes (EACCES where the doorbell is a write()), threads waiting
-# for completion events while others pin, spawned shells. Every line must be the same.
+# a fork child's objects and writes (EACCES where the doorbell is a write()), a child's posts
+# before and after it changes its credentials (EACCES after, there too), threads waiting for
+# completion events while others pin, spawned shells. Every line must be the same.
 case_verbs_processes() {
   local native proxy nrc=0 prc=0
   native=$(timeout 300 "$PROCESSES" "$DEV0" "$GID0" 2>&1) || nrc=$?
   proxy=$(timeout 300 "${PROXY[@]}" "$PROCESSES" "$DEV0" "$GID0" 2>/dev/null) || prc=$?
   if ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
-    pass verbs_processes "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") errnos identical ($(grep '^errno child_post_send' <<<"$native" || echo 'the child posted'))"
+    pass verbs_processes "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") errnos identical ($(grep '^errno child_post_send' <<<"$native" || echo 'the child posted'); $(grep '^errno cred_post_after_change' <<<"$native" || echo 'posted after a credential change'))"
   else
     fail verbs_processes "exit $nrc / $prc"; difference "$native" "$proxy"
   fi

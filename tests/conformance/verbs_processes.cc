@@ -13,6 +13,12 @@
 //    The child leaves a QP behind on the parent's PD and CQ, so the parent's destroys of those
 //    get the kernel's EBUSY, and the parent's close releases it.
 //  - a child that closes the context: the parent's file, and its objects, live on.
+//  - credentials: a child opens a context of its own, posts an RDMA write, changes its
+//    credentials (drops a capability from its bounding set, or as a user without CAP_SETPCAP
+//    enters a new user namespace) and posts again. Where the doorbell is a write() (rxe) the
+//    kernel refuses that post with EACCES: the writer's credentials are no longer the ones the
+//    file was opened with (ib_safe_file_access). Its ioctls go on, and a context it opens
+//    afterwards takes its posts.
 //  - threads: four threads on the one context, each with its own completion channel, CQ and
 //    loopback RC pair, sending in rounds and waiting for each completion event (two threads in
 //    a blocking ibv_get_cq_event, two after poll()), while the others register and deregister
@@ -25,7 +31,10 @@
 #include <infiniband/verbs.h>
 #include <poll.h>
 #include <pthread.h>
+#include <linux/capability.h>
+#include <sched.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,6 +97,18 @@ Loopback ConnectedRc(const Port& port, ibv_pd* pd, ibv_cq* cq) {
   return rc;
 }
 
+// A signaled RDMA WRITE of `sge` to `remote_addr` under `rkey`.
+ibv_send_wr SignaledRdmaWrite(ibv_sge* sge, uint64_t remote_addr, uint32_t rkey) {
+  ibv_send_wr wr{};
+  wr.sg_list = sge;
+  wr.num_sge = 1;
+  wr.opcode = IBV_WR_RDMA_WRITE;
+  wr.send_flags = IBV_SEND_SIGNALED;
+  wr.wr.rdma.remote_addr = remote_addr;
+  wr.wr.rdma.rkey = rkey;
+  return wr;
+}
+
 // The forked child: everything on the inherited context. Returns its exit status.
 int ForkChild(const Port& port, ibv_pd* pd, ibv_cq* parent_cq, ibv_mr* parent_mr) {
   void* mem = mmap(nullptr, kForkBuf, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -104,13 +125,8 @@ int ForkChild(const Port& port, ibv_pd* pd, ibv_cq* parent_cq, ibv_mr* parent_mr
   Ok("child_connect_rc");
 
   ibv_sge sge{reinterpret_cast<uintptr_t>(buf), static_cast<uint32_t>(kForkBuf), mr->lkey};
-  ibv_send_wr wr{};
-  wr.sg_list = &sge;
-  wr.num_sge = 1;
-  wr.opcode = IBV_WR_RDMA_WRITE;
-  wr.send_flags = IBV_SEND_SIGNALED;
-  wr.wr.rdma.remote_addr = reinterpret_cast<uintptr_t>(parent_mr->addr);
-  wr.wr.rdma.rkey = parent_mr->rkey;
+  ibv_send_wr wr =
+      SignaledRdmaWrite(&sge, reinterpret_cast<uintptr_t>(parent_mr->addr), parent_mr->rkey);
   ibv_send_wr* bad = nullptr;
   // On a device whose doorbell is a write() on the command fd (rxe: rdma-core's
   // ibv_cmd_post_send), the kernel refuses the child: ib_uverbs_write takes writes only from
@@ -221,6 +237,97 @@ void ForkSection(const Port& port) {
     Ok("context_after_child_close", "port state %s", ibv_port_state_str(pattr.state));
   else
     Fail("context_after_child_close", "%s", std::strerror(errno));
+}
+
+// One RDMA write of `len` bytes from the start of `mr` to its second half, on `rc.a`: 0 when it
+// completed, or the errno of the post (printed as step `step`, compared, not asserted).
+int WriteWithin(const char* step, const Loopback& rc, ibv_cq* cq, ibv_mr* mr, size_t len) {
+  auto* base = static_cast<uint8_t*>(mr->addr);
+  ibv_sge sge{reinterpret_cast<uintptr_t>(base), static_cast<uint32_t>(len), mr->lkey};
+  ibv_send_wr wr = SignaledRdmaWrite(&sge, reinterpret_cast<uintptr_t>(base + len), mr->rkey);
+  ibv_send_wr* bad = nullptr;
+  const int posted = ibv_post_send(rc.a, &wr, &bad);
+  Outcome(step, posted);
+  if (posted != 0) return posted;
+  ibv_wc wc{};
+  const int polled = PollFor(cq, 1, &wc);
+  if (polled != 1 || wc.status != IBV_WC_SUCCESS)
+    Fail(step, "%d completions, status %s", polled, ibv_wc_status_str(wc.status));
+  else if (std::memcmp(base, base + len, len) != 0)
+    Fail(step, "the written bytes differ");
+  return 0;
+}
+
+// A context of the calling process's own on device `name`, with a connected loopback pair and
+// a registered buffer, all destroyed with it.
+struct OwnContext {
+  explicit OwnContext(const char* name, int gid_index) {
+    port.ctx = OpenDeviceNamed(name);
+    port.gid_index = gid_index;
+    if (ibv_query_gid(port.ctx, 1, gid_index, &port.gid)) Die("cred_query_gid", "ibv_query_gid");
+    pd = ibv_alloc_pd(port.ctx);
+    cq = pd ? ibv_create_cq(port.ctx, 8, nullptr, nullptr, 0) : nullptr;
+    mr = cq ? ibv_reg_mr(pd, buf.data(), buf.size(),
+                         IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE)
+            : nullptr;
+    if (mr == nullptr) Die("cred_objects", "PD, CQ and MR");
+    for (size_t i = 0; i < buf.size() / 2; ++i) buf[i] = ForkPattern(i);
+    rc = ConnectedRc(port, pd, cq);
+    if (rc.a == nullptr) Die("cred_connect_rc", "create and connect two RC QPs");
+  }
+  ~OwnContext() {
+    bool clean = ibv_destroy_qp(rc.a) == 0 && ibv_destroy_qp(rc.b) == 0;
+    clean = clean && ibv_dereg_mr(mr) == 0 && ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0;
+    clean = clean && ibv_close_device(port.ctx) == 0;
+    if (!clean) Fail("cred_teardown", "a destroy failed");
+  }
+  Port port;
+  ibv_pd* pd = nullptr;
+  ibv_cq* cq = nullptr;
+  ibv_mr* mr = nullptr;
+  Loopback rc;
+  std::array<uint8_t, 8192> buf{};
+};
+
+// The child of CredentialSection. Returns its exit status.
+int CredentialChild(const char* name, int gid_index) {
+  OwnContext before(name, gid_index);
+  WriteWithin("cred_post_as_opened", before.rc, before.cq, before.mr, before.buf.size() / 2);
+  // Drop CAP_AUDIT_READ from the bounding set (commit_creds: new credentials); a user without
+  // CAP_SETPCAP gets EPERM and enters a user namespace of its own instead.
+  const char* how = "bounding set";
+  if (prctl(PR_CAPBSET_DROP, CAP_AUDIT_READ, 0, 0, 0) != 0) {
+    how = "user namespace";
+    if (unshare(CLONE_NEWUSER) != 0) {
+      Ok("cred_change", "not permitted here (%s)", strerrorname_np(errno));
+      return g_failures == 0 ? 0 : 1;
+    }
+  }
+  Ok("cred_change", "through the %s", how);
+  WriteWithin("cred_post_after_change", before.rc, before.cq, before.mr, before.buf.size() / 2);
+  // Ioctls are not checked (ib_uverbs_ioctl): a PD on the old context.
+  ibv_pd* pd = ibv_alloc_pd(before.port.ctx);
+  if (pd != nullptr && ibv_dealloc_pd(pd) == 0)
+    Ok("cred_ioctl_after_change");
+  else
+    Fail("cred_ioctl_after_change", "%s", std::strerror(errno));
+  {
+    OwnContext after(name, gid_index);
+    WriteWithin("cred_post_reopened", after.rc, after.cq, after.mr, after.buf.size() / 2);
+  }
+  return g_failures == 0 ? 0 : 1;
+}
+
+void CredentialSection(const char* name, int gid_index) {
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) Die("fork", "fork");
+  if (child == 0) {
+    const int status = CredentialChild(name, gid_index);
+    std::fflush(stdout);
+    _exit(status);
+  }
+  if (Reap("cred_child", child) != 0) Fail("cred_child", "it failed");
 }
 
 struct ThreadRun {
@@ -387,6 +494,7 @@ int main(int argc, char** argv) {
   if (ibv_query_gid(port.ctx, 1, port.gid_index, &port.gid)) Die("query_gid", "ibv_query_gid");
 
   ForkSection(port);
+  CredentialSection(argv[1], port.gid_index);
   ThreadSection(port);
   SpawnSection(port);
 

@@ -191,6 +191,7 @@ struct ProcessEvent {
     kFork,  // a new process (fork, vfork, clone without CLONE_THREAD)
     kExec,  // tgid executed a new program (close-on-exec fds are already gone)
     kExit,  // the last thread of tgid is gone
+    kCredentials,  // a thread of tgid changed its credentials (tracer_credentials.cc)
   };
   Kind kind = Kind::kFork;
   pid_t tgid = 0;

@@ -87,9 +87,10 @@ constexpr PathSyscall kPathSyscalls[] = {
 const char* InterceptName(Intercept tag) {
   static constexpr const char* kNames[] = {
       "?",     "fd-syscall", "verbs-ioctl", "dup",  "dup-to",
-      "fcntl-dup", "close", "close-range", "unshare-files", "path", "send-fds",
+      "fcntl-dup", "close", "close-range", "unshare", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-filter", "untraced-clone",
       "remap-file-pages", "scratch-guard", "getcwd", "strict-mode", "nofile-query",
+      "credentials",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -233,7 +234,24 @@ std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
     // so it stops too and the tracer compares the low halves.
     {SYS_close_range,    {{0, Op::kLt, r.end()}, {1, Op::kGe, r.base()}},        Trace(Intercept::kCloseRange)},
     {SYS_close_range,    {{0, Op::kGt, kLow32}},                                 Trace(Intercept::kCloseRange)},
-    {SYS_unshare,        {FlagSet(0, CLONE_FILES)},                              Trace(Intercept::kUnshareFiles)},
+    {SYS_unshare,        {FlagSet(0, CLONE_FILES)},                              Trace(Intercept::kUnshare)},
+    {SYS_unshare,        {FlagSet(0, CLONE_NEWUSER)},                            Trace(Intercept::kUnshare)},
+    // What can give a process new credentials (commit_creds callers reachable from a syscall
+    // that change IDs, groups, capabilities or the user namespace): ib_safe_file_access
+    // refuses such a process's write() to a file it opened before (tracer_credentials.cc).
+    {SYS_setuid,         {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setgid,         {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setreuid,       {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setregid,       {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setresuid,      {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setresgid,      {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setfsuid,       {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setfsgid,       {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setgroups,      {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_capset,         {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_setns,          {},                                                     Trace(Intercept::kCredentials)},
+    {SYS_prctl,          {Is32(0, PR_CAPBSET_DROP)},                             Trace(Intercept::kCredentials)},
+    {SYS_prctl,          {Is32(0, PR_CAP_AMBIENT)},                              Trace(Intercept::kCredentials)},
     // The control data is in memory: every send with a message header stops (send/sendto
     // cannot carry fds). Only processes that hold proxied fds have this rule.
     {SYS_sendmsg,        {},                                                     Trace(Intercept::kSendFds)},

@@ -16,6 +16,10 @@
 //   * (device filter) sendmsg/sendmmsg, so a proxied fd is not handed to another process
 //     over a unix socket (SCM_RIGHTS), where it would escape the harness;
 //   * (device filter) io_submit, whose iocbs name fds the filter cannot see;
+//   * (device filter) the calls that can change a process's credentials (set*id, setgroups,
+//     capset, setns, unshare(CLONE_NEWUSER), prctl(PR_CAPBSET_DROP / PR_CAP_AMBIENT)): the
+//     kernel refuses a write() to a uverbs or rdma_cm file from credentials other than the
+//     opener's, and the tracer notes a change (tracer_credentials.cc);
 //   * (base) socket(AF_NETLINK, *, NETLINK_RDMA): the new socket moves into the range, where
 //     every request it sends is filtered (netlink_rdma.h).
 //   * (base) a new RLIMIT_NOFILE (setrlimit, prlimit64 with a new limit): a hard limit below
@@ -58,7 +62,7 @@ enum class Intercept : uint16_t {
   kFcntlDup,       // fcntl(range fd, F_DUPFD / F_DUPFD_CLOEXEC, min)
   kClose,          // close(range fd)
   kCloseRange,     // close_range overlapping the range
-  kUnshareFiles,   // unshare(CLONE_FILES)
+  kUnshare,        // unshare(CLONE_FILES or CLONE_NEWUSER): a new fd table, new credentials
   kPath,           // a path lookup (kPathSyscalls)
   kSendFds,        // sendmsg/sendmmsg of a process that holds proxied fds (SCM_RIGHTS check)
   kNetlinkSocket,  // socket(AF_NETLINK, *, NETLINK_RDMA)
@@ -73,6 +77,8 @@ enum class Intercept : uint16_t {
   kGetcwd,         // getcwd: a cwd inside a redirected directory is named as the sandbox sees it
   kStrictMode,     // a call strict mode forbids, in a thread that entered it (StrictModeFilter)
   kNofileQuery,    // getrlimit/prlimit64 reading RLIMIT_NOFILE, where the hard limit was kept
+  kCredentials,    // set*id, setgroups, capset, setns, prctl(PR_CAPBSET_DROP / PR_CAP_AMBIENT) of
+                   // a process that holds proxied fds (tracer_credentials.cc)
   kCount,
 };
 const char* InterceptName(Intercept tag);

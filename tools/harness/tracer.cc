@@ -475,7 +475,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kFcntlDup,     &Tracer::OnFcntlDup},
     {Intercept::kClose,        &Tracer::OnClose},
     {Intercept::kCloseRange,   &Tracer::OnCloseRange},
-    {Intercept::kUnshareFiles, &Tracer::OnUnshareFiles},
+    {Intercept::kUnshare,      &Tracer::OnUnshare},
     {Intercept::kPath,         &Tracer::OnPath},
     {Intercept::kSendFds,      &Tracer::OnSendFds},
     {Intercept::kNetlinkSocket, &Tracer::OnNetlinkSocket},
@@ -487,6 +487,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kRemapFilePages, &Tracer::OnRemapFilePages},
     {Intercept::kScratchGuard, &Tracer::OnScratchGuard},
     {Intercept::kGetcwd,       &Tracer::OnGetcwd},
+    {Intercept::kCredentials,  &Tracer::OnCredentials},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -324,10 +324,15 @@ class Tracer {
   Verdict OnFcntlDup(const Stop& stop);
   Verdict OnClose(const Stop& stop);
   Verdict OnCloseRange(const Stop& stop);
-  Verdict OnUnshareFiles(const Stop& stop);
+  Verdict OnUnshare(const Stop& stop);
   Verdict OnSendFds(const Stop& stop);
   Verdict OnNetlinkSocket(const Stop& stop);
   Verdict OnAioSubmit(const Stop& stop);
+  // Credential changes of processes that hold proxied fds (tracer_credentials.cc).
+  Verdict OnCredentials(const Stop& stop);
+  // At the exit of `stop`'s call, `then` (if any) and then: when the thread's credentials now
+  // differ from what they were at this entry, a ProcessEvent::kCredentials for its process.
+  ExitFn WatchCredentials(const Stop& stop, ExitFn then);
   // RLIMIT_NOFILE against the reserved range (tracer_limits.cc, nofile_limit.h).
   Verdict OnNofileLimit(const Stop& stop);
   Verdict OnNofileQuery(const Stop& stop);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <linux/close_range.h>
+#include <sched.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -417,12 +418,16 @@ Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
   });
 }
 
-Tracer::Verdict Tracer::OnUnshareFiles(const Stop& stop) {
-  (void)stop;
-  return Verdict::WatchExit([](ExitStop& exit, long result) {
-    if (result == 0) exit.task().fds = exit.task().fds->Clone();
+// unshare(CLONE_FILES): the thread gets a copy of the fd table; unshare(CLONE_NEWUSER): new
+// credentials (tracer_credentials.cc). One rule tag for both, as one call may ask for both.
+Tracer::Verdict Tracer::OnUnshare(const Stop& stop) {
+  const bool files = (stop.args[0] & CLONE_FILES) != 0;
+  ExitFn fd_table = [files](ExitStop& exit, long result) {
+    if (files && result == 0) exit.task().fds = exit.task().fds->Clone();
     return result;
-  });
+  };
+  if ((stop.args[0] & CLONE_NEWUSER) == 0) return Verdict::WatchExit(std::move(fd_table));
+  return Verdict::WatchExit(WatchCredentials(stop, std::move(fd_table)));
 }
 
 }  // namespace rxp::harness

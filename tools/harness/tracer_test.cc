@@ -1141,6 +1141,28 @@ TEST_CASE("a refused open closes the fd in the tracee", "[tracer]") {
   CHECK(f.factory.record.closes.empty());
 }
 
+TEST_CASE("a credential change after a proxied open is told to the factory, a no-op is not", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"credentials", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  REQUIRE(InRange(run["fd"]));
+  CHECK(run["noop_before_open"] == "0");
+  CHECK(run["noop_setresuid"] == "0");
+  CHECK(run["setfsuid_query"] == "0");
+  // As root (CI) the capability drop succeeds; unprivileged, a user namespace usually does.
+  const int changes = (run["capbset_drop"] == "0") + (run["userns"] == "0");
+  if (changes == 0) {
+    WARN("neither a bounding-set drop nor a user namespace is permitted here: nothing to tell");
+    return;
+  }
+  int told = 0;
+  for (const auto& e : f.factory.record.events) told += e.kind == ProcessEvent::Kind::kCredentials;
+  CHECK(told == changes);
+  // Only after the open (the device filter): setresuid, setfsuid, prctl; unshare has its tag.
+  CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kCredentials)] == 3);
+  CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kUnshare)] == 1);
+}
+
 TEST_CASE("fork shares the open file and exec keeps only non-cloexec fds", "[tracer]") {
   Fixture f;
   TesteeRun forked = RunTestee({"fork-device", "/dev/infiniband/uverbs0"}, f.options);

@@ -6,7 +6,7 @@
 //   readlink PATH | openat DIR NAME | chdir-open DIR NAME | list DIR | netlink |
 //   syscall-loop N | wait-signal READY_FILE | exit-leaves-child HARNESS_PID MIB | stop-cont | scm-rights PATH [ALIAS] |
 //   proc-reopen PATH |
-//   close-range PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
+//   close-range PATH | credentials PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
 //   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
 //   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS
@@ -701,6 +701,20 @@ int CloseRange(const char* path) {
   Print("close_range", Ret(syscall(SYS_close_range, 3, ~0U, 0)));
   Print("fd_open_after", Ret(fcntl(fd, F_GETFD)));
   Print("reopen", Ret(open(path, O_RDWR | O_CLOEXEC)));
+  return 0;
+}
+
+// Credential calls before and after opening a device: a no-op setresuid (before and after),
+// setfsuid(-1) (a query), then two that change something where permitted -- dropping a
+// capability from the bounding set (CAP_SETPCAP) and a new user namespace.
+int Credentials(const char* path) {
+  Print("noop_before_open", Ret(syscall(SYS_setresuid, -1, -1, -1)));
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(fd));
+  Print("noop_setresuid", Ret(syscall(SYS_setresuid, -1, -1, -1)));
+  Print("setfsuid_query", syscall(SYS_setfsuid, -1) >= 0 ? 0 : 1);  // returns the fsuid
+  Print("capbset_drop", Ret(prctl(PR_CAPBSET_DROP, CAP_AUDIT_READ, 0, 0, 0)));
+  Print("userns", Ret(unshare(CLONE_NEWUSER)));
   return 0;
 }
 
@@ -1414,6 +1428,7 @@ int main(int argc, char** argv) {
   if (cmd == "own-filter") return OwnFilter(a, b, argc > 4 ? static_cast<unsigned>(std::strtoul(argv[4], nullptr, 0)) : 0);
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
+  if (cmd == "credentials") return Credentials(a);
   if (cmd == "exec-keep") return ExecKeep(a);
   if (cmd == "read-fd") return ReadFd(std::atoi(a));
   if (cmd == "ioctl-verbs") return IoctlVerbs(std::atoi(a));
