@@ -10,8 +10,9 @@
 // The kernel compares struct cred pointers, which no process can see. The tracer compares what
 // the change could have changed instead: the IDs, supplementary groups and capability sets
 // /proc/<tid>/status shows and the user namespace. A call that leaves all of those as they
-// were (a no-op setuid, which kernels before 6.3 still commit as new credentials; keyrings and
-// securebits, which grant nothing) is not counted; docs/threat-model.md says so.
+// were (a no-op setuid, or a no-op setresuid on a kernel without commit 659c0ce1cb9e -- 6.3,
+// backported to the stable kernels in April 2023 -- both of which commit new credentials;
+// keyrings and securebits, which grant nothing) is not counted; docs/threat-model.md says so.
 #include <sys/syscall.h>
 #include <sys/types.h>
 
