@@ -29,13 +29,13 @@
 //
 // Exit status: 0 when every step that must succeed did and all data arrived intact.
 #include <infiniband/verbs.h>
+#include <linux/capability.h>
 #include <poll.h>
 #include <pthread.h>
-#include <linux/capability.h>
 #include <sched.h>
 #include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -275,6 +275,8 @@ struct OwnContext {
     rc = ConnectedRc(port, pd, cq);
     if (rc.a == nullptr) Die("cred_connect_rc", "create and connect two RC QPs");
   }
+  OwnContext(const OwnContext&) = delete;
+  OwnContext& operator=(const OwnContext&) = delete;
   ~OwnContext() {
     bool clean = ibv_destroy_qp(rc.a) == 0 && ibv_destroy_qp(rc.b) == 0;
     clean = clean && ibv_dereg_mr(mr) == 0 && ibv_destroy_cq(cq) == 0 && ibv_dealloc_pd(pd) == 0;
