@@ -13,9 +13,12 @@ namespace {
 // A queue buffer or doorbell the driver pins for a length it derives itself (mlx5: entries
 // times entry size; the doorbell's whole page, mlx5_ib_db_map_user): the embedder must vouch
 // for all of it, or the app could get the host to pin and the NIC to write the runtime's own
-// memory past the app's. The app's own syscall (identity) pins the app's pages, as natively;
-// either way a buffer counts against the pinned budget (doorbell pages, shared by the
-// driver between a context's queues, do not).
+// memory past the app's. The app's own syscall (identity) pins the app's pages, as natively,
+// but the embedder still vouches: the harness refuses a range that is not mapped (the kernel's
+// own EFAULT, given before it sees the command) or lies in its scratch region, where the NIC
+// writing CQEs (with payload, for scatter-to-CQE) would reach an ioctl's validated copy. Either
+// way a buffer counts against the pinned budget (doorbell pages, shared by the driver between a
+// context's queues, do not).
 bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, size_t off,
                         uint64_t value, Result<void>& status) {
   uint64_t start = value;
@@ -38,11 +41,10 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
     }
     t.queue_bytes += len;
   }
-  if (t.identity) return true;
   auto host = t.memory.HostAddress(start, len);
   if (!host) {
     status = Fail(EFAULT, "{}: {} {:#x} (+{} bytes the driver pins) is not app memory the host "
-                  "can pin", t.what, f.name, start, len);
+                  "can pin: {}", t.what, f.name, start, len, host.error().reason);
     return false;
   }
   const uint64_t translated = *host + (value - start);
@@ -84,8 +86,8 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
       if (value == 0 && (lf == nullptr || len == 0 || t.identity)) return true;
       auto host = t.memory.HostAddress(value, len);
       if (!host) {
-        status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin", t.what,
-                      f.name, value, len);
+        status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin: {}",
+                      t.what, f.name, value, len, host.error().reason);
         return false;
       }
       if (*host != value) t.image.WriteU64(at + off, *host);

@@ -365,8 +365,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
             const uint64_t n = len != nullptr ? std::max<uint64_t>(len->InlineValue(), 1) : 1;
             auto host = memory.HostAddress(a.InlineValue(), n);
             if (!host)
-              return Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin",
-                          c.short_name, spec.name, a.InlineValue(), n);
+              return Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin: {}",
+                          c.short_name, spec.name, a.InlineValue(), n, host.error().reason);
             u.data = *host;
             c.pinned = n;  // the UMEM counts against the pinned budget, as an MR does
           }

@@ -1311,6 +1311,23 @@ std::vector<std::byte> Mlx5CreateCq(FakeAppMemory& mem, uint64_t buf, uint64_t d
   return cq.Build();
 }
 
+TEST_CASE("mlx5 queue buffers the app pins itself are still vouched for by the embedder",
+          "[engine][mlx5]") {
+  // The harness (identity): the app's own syscall pins, but a range the embedder refuses (not
+  // mapped in the app, or the harness's scratch region) never reaches the kernel.
+  Fixture f(0, PinnedQuota(1 << 20), RDMA_DRIVER_MLX5);
+  const uint64_t db = f.memory.Alloc(4096);
+  auto good = f.file->BeginIoctl(
+      f.memory, f.fds, f.memory.PutBytes(Mlx5CreateCq(f.memory, f.memory.Alloc(2048), db)));
+  CHECK(good.ok());
+  const uint64_t short_buf = f.memory.Alloc(2047);  // one byte short of 32 CQEs
+  auto bad = f.file->BeginIoctl(
+      f.memory, f.fds, f.memory.PutBytes(Mlx5CreateCq(f.memory, short_buf, db)));
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.error().errnum == EFAULT);
+  CHECK(bad.error().reason.find("+2048 bytes the driver pins") != std::string::npos);
+}
+
 TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]") {
   {  // The harness (identity): the app's own syscall pins; the budget counts it all the same.
     Fixture f(0, PinnedQuota(8192), RDMA_DRIVER_MLX5);

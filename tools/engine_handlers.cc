@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -18,6 +19,7 @@
 #include "abi/unique_fd.h"
 #include "rdmaproxy/cm_file.h"
 #include "rdmaproxy/uverbs_file.h"
+#include "tools/harness/peer_memory.h"
 #include "tools/harness/process_maps.h"
 #include "tools/harness/regs.h"
 
@@ -34,7 +36,8 @@ using proxy::FileKind;
 // syscall, so the addresses it names are the kernel's.
 class TraceeAppMemory final : public proxy::AppMemory {
  public:
-  TraceeAppMemory(harness::TraceeMemory& memory, pid_t pid) : memory_(memory), pid_(pid) {}
+  TraceeAppMemory(TraceeAccess& tracee, pid_t pid)
+      : tracee_(tracee), memory_(tracee.memory()), pid_(pid) {}
 
   bool IdentityMapped() const override { return true; }
   // The engine reads an ioctl's header, then the attribute array it announces, then what the
@@ -64,16 +67,37 @@ class TraceeAppMemory final : public proxy::AppMemory {
     window_length_ = 0;
     return memory_.Write(address, in);
   }
-  // The kernel will pin or write [address, address + length) itself: it must be mapped and
-  // readable in the program, or the command is refused before the kernel sees it (EFAULT, as
-  // ib_umem_get would answer).
+  // The kernel will pin or write [address, address + length) itself: it must be the
+  // program's memory, or the command is refused before the kernel sees it (EFAULT, as
+  // ib_umem_get would answer):
+  //  - not the harness's scratch region, whose kernel-writable slots hold the validated copy of
+  //    an ioctl during the call: an MR there would let a device (a peer's RDMA write) change it;
+  //  - mapped and readable; or mapped, not readable, on a host with a peer-memory client, whose
+  //    kernel offers the range to the client after pinning fails (MLNX_OFED ib_umem_get; CUDA
+  //    reserves GPU addresses with PROT_NONE mappings, and nvidia-peermem pins those). Without a
+  //    client the kernel answers EFAULT, which is given here without forwarding.
   Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
-    if (harness::ReadableMappingsCover(pid_, address, length == 0 ? 1 : length)) return address;
-    return Fail(EFAULT, "[{:#x}, +{}) is not mapped readable in process {}", address, length,
-                pid_);
+    const uint64_t n = length == 0 ? 1 : length;
+    const uint64_t end = address + n < address ? UINT64_MAX : address + n;
+    if (const auto region = tracee_.ScratchRegion();
+        region && address < region->first + region->second && region->first < end)
+      return Fail(EFAULT, "[{:#x}, +{}) overlaps the harness's scratch region [{:#x}, +{}) in "
+                  "process {}", address, length, region->first, region->second, pid_);
+    switch (harness::MappingOf(pid_, address, n)) {
+      case harness::RangeMapping::kReadable:
+        return address;
+      case harness::RangeMapping::kUnreadable:
+        if (harness::HostHasPeerMemoryClients()) return address;
+        return Fail(EFAULT, "[{:#x}, +{}) is not readable in process {}, and this host has no "
+                    "peer-memory client to pin it", address, length, pid_);
+      case harness::RangeMapping::kHole:
+        break;
+    }
+    return Fail(EFAULT, "[{:#x}, +{}) is not mapped in process {}", address, length, pid_);
   }
 
  private:
+  TraceeAccess& tracee_;
   harness::TraceeMemory& memory_;
   pid_t pid_;
   std::array<std::byte, 512> window_;
@@ -312,7 +336,7 @@ class UverbsHandler final : public EngineFileHandler {
     if (it == pending_.end()) return ExitDecision::Keep();
     Pending p = std::move(it->second);
     pending_.erase(it);
-    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeAppMemory memory(tracee, call.tgid);
     TraceeFds fds(tracee, factory_, file_->label());
     // The kernel wrote the attribute array (flags, new ids) back into the ioctl image; a write
     // buffer it only read.
@@ -345,7 +369,7 @@ class UverbsHandler final : public EngineFileHandler {
       factory_.engine().Refused(file_->label(), e, proxy::Refusal::kDecode);
       return EntryDecision::Emulate(-ENOTTY);
     }
-    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeAppMemory memory(tracee, call.tgid);
     TracerEventFds event_fds(tracee, call.tgid);
     if (auto issued = IssueFromTracer(call, [&](proxy::HostDevice& device) {
           return file_->IoctlAsForwarder(memory, device, call.args[2], &event_fds);
@@ -376,7 +400,7 @@ class UverbsHandler final : public EngineFileHandler {
     return result;
   }
   EntryDecision Write(const SyscallView& call, TraceeAccess& tracee) {
-    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeAppMemory memory(tracee, call.tgid);
     if (auto issued = IssueFromTracer(call, [&](proxy::HostDevice& device) {
           return file_->WriteAsForwarder(memory, device, call.args[1], call.args[2]);
         }))
@@ -447,7 +471,7 @@ class CmHandler final : public EngineFileHandler {
     if (auto refused = factory_.RefuseForeignWriter(call, opener_, file_->label())) return *refused;
     if (IsVectoredWrite(call.nr)) return RefuseVectoredWrite(factory_, file_->label());
     if (call.nr != SYS_write) return EntryDecision::Allow();  // no read, ioctl or mmap in ucma
-    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeAppMemory memory(tracee, call.tgid);
     TraceeFds fds(tracee, factory_, file_->label());
     auto command = file_->BeginWrite(memory, fds, call.args[1], call.args[2]);
     if (!command) return EntryDecision::Emulate(-command.error().errnum);
@@ -473,7 +497,7 @@ class CmHandler final : public EngineFileHandler {
     if (it == pending_.end()) return ExitDecision::Keep();
     Pending p = std::move(it->second);
     pending_.erase(it);
-    TraceeAppMemory memory(tracee.memory(), call.tgid);
+    TraceeAppMemory memory(tracee, call.tgid);
     const long app = file_->Complete(*p.command, result, p.image, memory);
     if (harness::IsRestartCode(result) || app == result) return ExitDecision::Keep();
     return ExitDecision::Replace(app);

@@ -14,6 +14,11 @@
 // driver's), a non-RDMA fd as a completion channel, another process's handle, an MR over
 // unmapped memory, malformed legacy writes (lying in_words, unknown command, overflowing WR
 // counts), an mmap offset the kernel never handed out, and a malformed rdma_cm write.
+//
+// rxp_hostile --scratch-mr DEVICE (under `rdmaproxy run` only: natively there is no region)
+// registers MRs over the harness's scratch region, whose writable half holds the validated copy
+// of an ioctl while the kernel runs it: each must fail (EFAULT) before it reaches the kernel, so
+// that no device can write there. An MR over the program's own memory next to it must work.
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -33,6 +38,7 @@
 #include <vector>
 
 #include "raw_ioctl.h"
+#include "tools/harness/testdata/scratch_region.h"
 
 namespace {
 
@@ -68,12 +74,39 @@ int WriteRaw(int fd, const void* buf, size_t len) {
 
 }  // namespace
 
+// --scratch-mr: MRs over the harness's scratch region (in each half, and over the whole) and,
+// as a control, over a page of the program's own.
+int ScratchMr(ibv_context* ctx) {
+  using rxp_testdata::kScratchHalf;
+  ibv_pd* pd = ibv_alloc_pd(ctx);  // an ioctl: the harness has mapped its region by now
+  const uint64_t region = rxp_testdata::FindScratchRegion();
+  std::printf("found %d\n", region != 0 ? 1 : 0);
+  if (pd == nullptr || region == 0) return 1;
+  const int access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+  auto reg = [&](const char* name, uint64_t at, size_t length) {
+    ibv_mr* mr = ibv_reg_mr(pd, reinterpret_cast<void*>(at), length, access);
+    Report(name, mr != nullptr ? 0 : errno);
+    if (mr != nullptr) ibv_dereg_mr(mr);
+  };
+  reg("scratch_mr_read_only_half", region, 4096);
+  reg("scratch_mr_writable_half", region + kScratchHalf, 4096);
+  reg("scratch_mr_whole", region, 2 * kScratchHalf);
+  std::vector<unsigned char> own(3 * 4096);
+  const uint64_t page = (reinterpret_cast<uint64_t>(own.data()) + 4095) & ~uint64_t{4095};
+  reg("own_mr", page, 4096);
+  ibv_dealloc_pd(pd);
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  if (argc == 3 && std::strcmp(argv[1], "--setup-only") == 0) {
+  const bool scratch_mr = argc == 3 && std::strcmp(argv[1], "--scratch-mr") == 0;
+  if (scratch_mr) {
+    argv[1] = argv[2];
+  } else if (argc == 3 && std::strcmp(argv[1], "--setup-only") == 0) {
     g_hostile = false;
     argv[1] = argv[2];
   } else if (argc != 2) {
-    std::fprintf(stderr, "usage: rxp_hostile [--setup-only] DEVICE\n");
+    std::fprintf(stderr, "usage: rxp_hostile [--setup-only | --scratch-mr] DEVICE\n");
     return 2;
   }
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
@@ -91,6 +124,7 @@ int main(int argc, char** argv) {
     std::perror("ibv_open_device");
     return 1;
   }
+  if (scratch_mr) return ScratchMr(ctx);
   const int fd = ctx->cmd_fd;
   const uint32_t drv = DriverIdOf(fd);
   unsigned char* edge = EdgeOfMapping();

@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "abi/result.h"
 #include "tools/harness/tracee_memory.h"
@@ -148,6 +149,11 @@ class TraceeAccess {
   // EAGAIN when they did not all stop within TracerOptions::freeze_timeout (nothing stays
   // frozen; refuse the call), ESRCH when the caller died meanwhile.
   virtual Result<uint64_t> KernelScratch(size_t size) = 0;
+
+  // The scratch region of the caller's address space as {start, length} (both halves), or
+  // nullopt while it has none. An engine refuses to have memory there pinned: an MR over the
+  // kernel-writable slots would let a device write them during a call (docs/threat-model.md).
+  virtual std::optional<std::pair<uint64_t, uint64_t>> ScratchRegion() = 0;
 
   // The handler of the calling process's proxied fd `fd`, or null when `fd` is not one (any
   // other file, or no file). Lets a handler check an fd a command names (a completion

@@ -139,6 +139,7 @@ class LocalTracee final : public TraceeAccess {
     return reinterpret_cast<uint64_t>(scratch.data());
   }
   Result<uint64_t> KernelScratch(size_t size) override { return Scratch(size); }
+  std::optional<std::pair<uint64_t, uint64_t>> ScratchRegion() override { return std::nullopt; }
   ProxiedFileHandler* HandlerOf(int) override { return nullptr; }
   Result<int> AdoptFd(int, std::unique_ptr<ProxiedFileHandler>, std::string) override {
     return Fail(ENOSYS, "not here");

@@ -45,34 +45,37 @@ std::atomic<int> query_known{-1};
 // The mappings that hold [want, end), one query each. No flags: do_procmap_query then returns
 // the mapping that holds query_addr or ENOENT (a hole). nullopt: the kernel did not answer
 // (no PROCMAP_QUERY before Linux 6.11), and the text must.
-std::optional<bool> QueryCover(int maps, uint64_t want, uint64_t end) {
+std::optional<RangeMapping> QueryCover(int maps, uint64_t want, uint64_t end) {
+  RangeMapping found = RangeMapping::kReadable;
   while (want < end) {
     ProcmapQuery q{};
     q.size = sizeof q;
     q.query_addr = want;
     if (::ioctl(maps, kProcmapQuery, &q) != 0) {
-      if (errno == ENOENT || errno == ESRCH) return false;  // a hole; the process is gone
+      // A hole; or the process is gone.
+      if (errno == ENOENT || errno == ESRCH) return RangeMapping::kHole;
       // ENOTTY: a kernel before 6.11, which will never answer. Anything else the text decides,
       // so an ioctl this kernel answers differently never refuses a good range.
       if (errno == ENOTTY) query_known.store(0, std::memory_order_relaxed);
       return std::nullopt;
     }
     query_known.store(1, std::memory_order_relaxed);
-    if ((q.vma_flags & kVmaReadable) == 0 || q.vma_start > want || q.vma_end <= want)
-      return false;
+    if (q.vma_start > want || q.vma_end <= want) return RangeMapping::kHole;
+    if ((q.vma_flags & kVmaReadable) == 0) found = RangeMapping::kUnreadable;
     want = q.vma_end;
   }
-  return true;
+  return found;
 }
 
 // The same from the text, whose lines are in address order: the first mapping that ends past
-// `want` must start at or before it and be readable.
-bool TextCover(UniqueFd maps, uint64_t want, uint64_t end) {
+// `want` must start at or before it.
+RangeMapping TextCover(UniqueFd maps, uint64_t want, uint64_t end) {
   FILE* f = ::fdopen(maps.get(), "r");
-  if (f == nullptr) return false;
+  if (f == nullptr) return RangeMapping::kHole;
   (void)maps.release();  // the FILE owns it now
   char line[512];
   bool in_line = false;  // the rest of a line longer than the buffer
+  RangeMapping found = RangeMapping::kReadable;
   while (want < end && std::fgets(line, sizeof line, f) != nullptr) {
     const bool continued = in_line;
     const std::string_view l(line);
@@ -82,24 +85,29 @@ bool TextCover(UniqueFd maps, uint64_t want, uint64_t end) {
     char perms[8] = {};
     if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s", &lo, &hi, perms) != 3) continue;
     if (hi <= want) continue;
-    if (lo > want || perms[0] != 'r') break;
+    if (lo > want) break;
+    if (perms[0] != 'r') found = RangeMapping::kUnreadable;
     want = hi;
   }
   std::fclose(f);
-  return want >= end;
+  return want >= end ? found : RangeMapping::kHole;
 }
 
 }  // namespace
 
-bool ReadableMappingsCover(pid_t pid, uint64_t address, uint64_t length, MapsLookup how) {
-  if (length == 0 || address + length < address) return false;
+RangeMapping MappingOf(pid_t pid, uint64_t address, uint64_t length, MapsLookup how) {
+  if (length == 0 || address + length < address) return RangeMapping::kHole;
   const std::string path = "/proc/" + std::to_string(pid) + "/maps";
   UniqueFd maps(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!maps.valid()) return false;
+  if (!maps.valid()) return RangeMapping::kHole;
   const uint64_t end = address + length;
   if (how == MapsLookup::kAuto && query_known.load(std::memory_order_relaxed) != 0)
     if (auto covered = QueryCover(maps.get(), address, end)) return *covered;
   return TextCover(std::move(maps), address, end);
+}
+
+bool ReadableMappingsCover(pid_t pid, uint64_t address, uint64_t length, MapsLookup how) {
+  return MappingOf(pid, address, length, how) == RangeMapping::kReadable;
 }
 
 bool ProcmapQueryAnswered() { return query_known.load(std::memory_order_relaxed) == 1; }

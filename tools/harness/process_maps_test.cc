@@ -58,6 +58,27 @@ TEST_CASE("readable mappings cover a range only without holes or unreadable page
   if (!ProcmapQueryAnswered()) WARN("this kernel has no PROCMAP_QUERY: only the text was used");
 }
 
+RangeMapping BothOf(uint64_t address, uint64_t length) {
+  const RangeMapping text = MappingOf(getpid(), address, length, MapsLookup::kText);
+  CHECK(text == MappingOf(getpid(), address, length, MapsLookup::kAuto));
+  return text;
+}
+
+TEST_CASE("a range is readable, mapped but unreadable somewhere, or has a hole", "[maps]") {
+  Layout m;
+  const uint64_t b = m.base;
+  CHECK(BothOf(b, 3 * kPage) == RangeMapping::kReadable);
+  CHECK(BothOf(b + 3 * kPage, kPage) == RangeMapping::kUnreadable);  // PROT_NONE
+  CHECK(BothOf(b, 4 * kPage) == RangeMapping::kUnreadable);          // readable, then not
+  CHECK(BothOf(b + 3 * kPage - 1, 2) == RangeMapping::kUnreadable);
+  CHECK(BothOf(b, 5 * kPage) == RangeMapping::kHole);                // on into the hole
+  CHECK(BothOf(b + 3 * kPage, 2 * kPage) == RangeMapping::kHole);
+  CHECK(BothOf(b + 4 * kPage, 1) == RangeMapping::kHole);
+  CHECK(BothOf(b + 5 * kPage, kPage + 1) == RangeMapping::kHole);   // past the last mapping
+  CHECK(BothOf(b, 0) == RangeMapping::kHole);
+  CHECK(MappingOf(0x3fffffff, 0x10000, 1) == RangeMapping::kHole);   // no such process
+}
+
 TEST_CASE("every mapping of the maps text is covered by both lookups as the text says", "[maps]") {
   struct Line { uint64_t lo, hi; bool readable; };
   std::vector<Line> lines;

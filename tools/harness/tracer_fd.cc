@@ -97,6 +97,12 @@ Result<uint64_t> Tracer::Access::KernelScratch(size_t size) {
   return AddressSpace::KernelSlotOf(*slot);
 }
 
+std::optional<std::pair<uint64_t, uint64_t>> Tracer::Access::ScratchRegion() {
+  const auto base = task_.mm->scratch_base();
+  if (!base) return std::nullopt;
+  return std::pair{*base, static_cast<uint64_t>(AddressSpace::region_size())};
+}
+
 ProxiedFileHandler* Tracer::Access::HandlerOf(int fd) {
   if (fd < 0 || !tracer_.options_.range.Contains(static_cast<uint64_t>(fd))) return nullptr;
   auto file = task_.fds->Find(fd);

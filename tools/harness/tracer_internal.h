@@ -71,6 +71,7 @@ class Tracer::Access final : public TraceeAccess {
   TraceeMemory& memory() override { return memory_; }
   Result<uint64_t> Scratch(size_t size) override;
   Result<uint64_t> KernelScratch(size_t size) override;
+  std::optional<std::pair<uint64_t, uint64_t>> ScratchRegion() override;
   ProxiedFileHandler* HandlerOf(int fd) override;
   Result<int> AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> handler,
                       std::string label) override;

@@ -32,3 +32,16 @@ else
   how="sealed with mseal at $(printf '%#x' "$region")"
 fi
 echo "scratch region on Linux $(uname -r): $how; /proc/<pid>/mem not writable"
+# No MR may cover the region (its writable half holds an ioctl's validated copy while the kernel
+# runs it; a device writing there could change it): EFAULT before the kernel, whatever half.
+hostile=$RXP_BUILD/tests/conformance/rxp_hostile
+ibdev=$(cat /sys/class/infiniband_verbs/uverbs0/ibdev)
+mrs=$(rxp_run --stats -- "$hostile" --scratch-mr "$ibdev" 2>"$dir/mr.stats")
+echo "$mrs"
+for key in scratch_mr_read_only_half scratch_mr_writable_half scratch_mr_whole; do
+  grep -qx "$key EFAULT" <<<"$mrs" || { echo "expected $key EFAULT under the harness" >&2; exit 1; }
+done
+grep -qx "own_mr ok" <<<"$mrs" || { echo "an MR over the program's own memory failed" >&2; exit 1; }
+grep -q "overlaps the harness's scratch region" "$dir/mr.stats" ||
+  { echo "no log line for the refused MRs" >&2; cat "$dir/mr.stats" >&2; exit 1; }
+echo "MRs over the scratch region: EFAULT, not forwarded; an MR over the program's memory works"

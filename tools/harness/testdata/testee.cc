@@ -46,7 +46,14 @@
 #include <string>
 #include <vector>
 
+#include "tools/harness/testdata/scratch_region.h"
+
 namespace {
+
+using rxp_testdata::FindScratchRegion;
+using rxp_testdata::kScratchHalf;
+using rxp_testdata::kScratchSlotBytes;
+using rxp_testdata::kScratchSlotCount;
 
 constexpr unsigned long kRdmaVerbsIoctl = 0xc0181b01;
 constexpr int kNetlinkRdma = 20;
@@ -584,38 +591,6 @@ int RemapFilePages(const char* path) {
   Print("mmap", at == MAP_FAILED ? -errno : 0);
   if (at != MAP_FAILED) Print("remap", Ret(syscall(SYS_remap_file_pages, at, 4096, 0, 1, 0)));
   return 0;
-}
-
-// The harness's scratch region (address_space.h: 64 read-only slots of 16 KiB, then as many
-// writable ones), found the way a program would: an anonymous r--p mapping directly followed
-// by an anonymous rw-p one. Unsealed (before Linux 6.10) either half may have merged with an
-// anonymous neighbour of the same protection, so each is at least 1 MiB, and the region
-// starts 1 MiB below the read-only part's end. Returns its start, or 0.
-constexpr uint64_t kScratchSlotBytes = 16 * 1024;
-constexpr uint64_t kScratchSlotCount = 64;
-constexpr uint64_t kScratchHalf = kScratchSlotBytes * kScratchSlotCount;
-
-uint64_t FindScratchRegion() {
-  FILE* maps = std::fopen("/proc/self/maps", "re");
-  if (maps == nullptr) return 0;
-  char line[512];
-  uint64_t read_only_end = 0, found = 0;
-  while (found == 0 && std::fgets(line, sizeof line, maps) != nullptr) {
-    uint64_t start = 0, end = 0, inode = 0;
-    char perms[8] = {};
-    if (std::sscanf(line, "%" SCNx64 "-%" SCNx64 " %7s %*s %*s %" SCNu64, &start, &end, perms,
-                    &inode) != 4)
-      continue;
-    const bool anonymous = inode == 0 && std::strchr(line, '/') == nullptr &&
-                           std::strchr(line, '[') == nullptr;
-    if (anonymous && std::strcmp(perms, "rw-p") == 0 && start == read_only_end &&
-        end - start >= kScratchHalf)
-      found = read_only_end - kScratchHalf;
-    read_only_end =
-        anonymous && std::strcmp(perms, "r--p") == 0 && end - start >= kScratchHalf ? end : 0;
-  }
-  std::fclose(maps);
-  return found;
 }
 
 // What a program can do to the scratch region, and to /proc/<pid>/mem, which writes read-only
