@@ -141,8 +141,9 @@ class TraceeAccess {
   // this call is exactly what the kernel reads, and what it reads back at exit is exactly what
   // the kernel wrote. They resume afterwards as they would have; a syscall one of them slept in
   // is restarted (a few, such as epoll_wait, return EINTR instead: docs/harness.md). Writes by
-  // other processes (process_vm_writev) are not covered, nor DMA through an implicit ODP MR;
-  // no other pinned range may overlap the region (ScratchRegion): docs/threat-model.md.
+  // other processes (process_vm_writev, /proc/<pid>/mem) are not covered, nor DMA through an
+  // implicit ODP MR; no other pinned range may overlap the region (ScratchRegion):
+  // docs/threat-model.md.
   //
   // Cost: none when the caller is alone in its address space; otherwise a PTRACE_INTERRUPT
   // and a held stop per other task, and the tracer waits for them (tracer_freeze.cc). Errors:
