@@ -106,10 +106,6 @@ RangeMapping MappingOf(pid_t pid, uint64_t address, uint64_t length, MapsLookup 
   return TextCover(std::move(maps), address, end);
 }
 
-bool ReadableMappingsCover(pid_t pid, uint64_t address, uint64_t length, MapsLookup how) {
-  return MappingOf(pid, address, length, how) == RangeMapping::kReadable;
-}
-
 bool ProcmapQueryAnswered() { return query_known.load(std::memory_order_relaxed) == 1; }
 
 }  // namespace rxp::harness

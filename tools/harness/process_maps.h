@@ -1,11 +1,11 @@
-// MappingOf / ReadableMappingsCover: what a process's mappings are over a range of its address
-// space, as /proc/<pid>/maps says (proc(5)).
+// MappingOf: what a process's mappings are over a range of its address space, as /proc/<pid>/maps says (proc(5)).
 //
 // Why: in the harness the program issues the syscalls that pin memory (REG_MR.start, a
 // driver's CQ/QP buffers), and the proxy refuses a range the kernel could not pin before the
 // kernel sees it (EFAULT, as ib_umem_get would answer). A range that is mapped but not
 // readable is told apart: a peer-memory client (nvidia-peermem) pins GPU memory whose
-// addresses CUDA reserves with PROT_NONE mappings (tools/engine_handlers.cc, TraceeAppMemory). Reading the maps text costs time in
+// addresses CUDA reserves with PROT_NONE mappings (tools/engine_handlers.cc,
+// TraceeAppMemory). Reading the maps text costs time in
 // proportion to the process's mappings -- about 0.4 ms under TCG for an rdma-core program's
 // 127 lines, milliseconds natively for a PyTorch process's thousands -- on every such command.
 // Linux 6.11's PROCMAP_QUERY ioctl on the same file (fs/proc/task_mmu.c, do_procmap_query)
@@ -33,12 +33,6 @@ enum class RangeMapping {
 };
 RangeMapping MappingOf(pid_t pid, uint64_t address, uint64_t length,
                        MapsLookup how = MapsLookup::kAuto);
-
-// True when every byte of [address, address + length) lies in mappings of process `pid` that
-// are readable (VM_READ: "r" in the maps text), with no hole between them. False for an empty
-// or overflowing range, a process that is gone, or a maps file the caller may not open.
-bool ReadableMappingsCover(pid_t pid, uint64_t address, uint64_t length,
-                           MapsLookup how = MapsLookup::kAuto);
 
 // Whether this kernel answered PROCMAP_QUERY (false before the first query, and on kernels
 // before 6.11).

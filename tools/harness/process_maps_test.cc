@@ -34,11 +34,16 @@ struct Layout {
   uint64_t base = 0;
 };
 
-bool Both(uint64_t address, uint64_t length) {
-  const bool text = ReadableMappingsCover(getpid(), address, length, MapsLookup::kText);
-  const bool query = ReadableMappingsCover(getpid(), address, length, MapsLookup::kAuto);
-  CHECK(text == query);  // the ioctl (where the kernel has it) answers as the text does
+// What both lookups say lies under the range; the ioctl (where the kernel has it) must answer
+// as the text does.
+RangeMapping BothOf(uint64_t address, uint64_t length) {
+  const RangeMapping text = MappingOf(getpid(), address, length, MapsLookup::kText);
+  CHECK(text == MappingOf(getpid(), address, length, MapsLookup::kAuto));
   return text;
+}
+
+bool Both(uint64_t address, uint64_t length) {
+  return BothOf(address, length) == RangeMapping::kReadable;
 }
 
 TEST_CASE("readable mappings cover a range only without holes or unreadable pages", "[maps]") {
@@ -56,12 +61,6 @@ TEST_CASE("readable mappings cover a range only without holes or unreadable page
   CHECK_FALSE(Both(b, 0));                      // empty
   CHECK_FALSE(Both(UINT64_MAX - 10, 100));      // wraps around
   if (!ProcmapQueryAnswered()) WARN("this kernel has no PROCMAP_QUERY: only the text was used");
-}
-
-RangeMapping BothOf(uint64_t address, uint64_t length) {
-  const RangeMapping text = MappingOf(getpid(), address, length, MapsLookup::kText);
-  CHECK(text == MappingOf(getpid(), address, length, MapsLookup::kAuto));
-  return text;
 }
 
 TEST_CASE("a range is readable, mapped but unreadable somewhere, or has a hole", "[maps]") {
@@ -101,8 +100,8 @@ TEST_CASE("every mapping of the maps text is covered by both lookups as the text
 }
 
 TEST_CASE("a process that does not exist covers nothing", "[maps]") {
-  CHECK_FALSE(ReadableMappingsCover(0x3fffffff, 0x10000, 1));
-  CHECK_FALSE(ReadableMappingsCover(0x3fffffff, 0x10000, 1, MapsLookup::kText));
+  CHECK(MappingOf(0x3fffffff, 0x10000, 1) != RangeMapping::kReadable);
+  CHECK(MappingOf(0x3fffffff, 0x10000, 1, MapsLookup::kText) != RangeMapping::kReadable);
 }
 
 }  // namespace
