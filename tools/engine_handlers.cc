@@ -1,6 +1,5 @@
 #include "tools/engine_handlers.h"
 
-#include <linux/kcmp.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -22,6 +21,7 @@
 #include "tools/harness/peer_memory.h"
 #include "tools/harness/process_maps.h"
 #include "tools/harness/regs.h"
+#include "tools/harness/tracee_fd_copy.h"
 
 namespace rxp::tools {
 namespace {
@@ -289,23 +289,14 @@ std::string CredentialLines(const std::string& pid) {
 }
 
 // A descriptor of the same open file as the program's `fd` in process `tgid`, for the tracer
-// to issue commands on (pidfd_getfd(2), Linux 5.6; the tracer may: it ptrace-attached the
-// program). Only when the tracer is no more privileged than the program: a few commands check
-// the caller's capabilities (CAP_NET_RAW for raw-packet QPs and flows), and those must be
-// judged on the program's credentials.
+// to issue commands on (CopyTraceeFd). Only when the tracer is no more privileged than the
+// program: a few commands check the caller's capabilities (CAP_NET_RAW for raw-packet QPs and
+// flows), and those must be judged on the program's credentials.
 Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd) {
   static const std::string self = CredentialLines("self");  // the tracer's do not change
   if (self.empty() || self != CredentialLines(std::to_string(tgid)))
     return Fail(EPERM, "the tracer's credentials differ from process {}'s", tgid);
-  UniqueFd pidfd(static_cast<int>(syscall(SYS_pidfd_open, tgid, 0)));
-  if (!pidfd.valid()) return Fail(errno, "pidfd_open({}): {}", tgid, std::strerror(errno));
-  UniqueFd copy(static_cast<int>(syscall(SYS_pidfd_getfd, pidfd.get(), fd, 0)));
-  if (!copy.valid()) return Fail(errno, "pidfd_getfd({}, {}): {}", tgid, fd, std::strerror(errno));
-  // The calling thread is stopped, and a change of a proxied fd by another thread stops
-  // (it is in the reserved range) and waits for this one; still, make sure.
-  if (syscall(SYS_kcmp, getpid(), tgid, KCMP_FILE, copy.get(), fd) != 0)
-    return Fail(ESTALE, "fd {} of process {} is no longer the file", fd, tgid);
-  return copy;
+  return harness::CopyTraceeFd(tgid, fd);
 }
 
 // /dev/infiniband/uverbsN.

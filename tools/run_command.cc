@@ -220,6 +220,12 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
   harness.stop_poll = std::chrono::microseconds(options.stop_poll_us);
   harness.netlink_rdma =
       options.refuse_netlink ? NetlinkRdmaMode::kRefused : NetlinkRdmaMode::kFiltered;
+  // The program's RDMA netlink device queries are answered about the allowed devices, under
+  // their sandbox uverbs names (netlink_answer.h).
+  auto netlink_devices = std::make_shared<std::vector<NetlinkDevice>>();
+  for (const DeviceMapping& d : context.devices)
+    netlink_devices->push_back({d.host.index, d.sandbox_uverbs});
+  harness.netlink_devices = std::move(netlink_devices);
   auto run = OrThrow(RunHarness(harness));
   if (options.stats) try {
     const TracerStats& s = run.stats;

@@ -3,14 +3,20 @@
 // with one under `rdmaproxy run` (tools/harness/netlink_rdma.h):
 //   socket                 ok | errno E
 //   sys_get_{sendmsg,sendto,write}  ok copy_on_fork=N | errno E   (RDMA_NLDEV_CMD_SYS_GET)
-//   get                    ok devices=N | errno E   (RDMA_NLDEV_CMD_GET dump)
-//   get_chardev            ok | errno E             (RDMA_NLDEV_CMD_GET_CHARDEV "uverbs")
+//   get                    ok devices=N NAME:INDEX,... | errno E   (RDMA_NLDEV_CMD_GET dump)
+//   get_chardev            ok name=uverbsN | errno E   (RDMA_NLDEV_CMD_GET_CHARDEV "uverbs",
+//                                                       device index 0)
+//   get_chardev_each       ok NAME=uverbsN,... | errno E   (the same, of each listed device)
+//   get_peek               ok devices=N NAME:INDEX,...   (the dump read with MSG_PEEK|MSG_TRUNC
+//                                                         first, as libnl can)
+//   get_recvmsg_trunc      ok whole>64=1 trunc=1 from=0 namelen=12   (its first datagram read
+//                                                         with recvmsg into 64 bytes)
 //   bind_other, bind_groups, add_membership, sendto_peer, connect_peer, writev, truncated,
 //   sendfile, splice, aio_write (and their set-up steps)   ok | errno E
 // Natively as root everything succeeds (as another user, sending to or connecting to another
-// socket is EPERM); under the harness SYS_GET must give the same answer, the device queries
-// EINVAL (the kernel's own answer to the retyped request), and the rest the harness's
-// refusals. Exit status 0 unless the socket API itself misbehaves.
+// socket is EPERM); under the harness SYS_GET and the device queries must give the same
+// answers (about the allowed devices only, under their sandbox uverbs names), and the rest the
+// harness's refusals. Exit status 0 unless the socket API itself misbehaves.
 #include <fcntl.h>
 #include <linux/aio_abi.h>
 #include <linux/netlink.h>
@@ -28,6 +34,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <string>
 #include <vector>
 
 namespace {
@@ -58,13 +65,34 @@ struct Answer {
   int err = 0;          // NLMSG_ERROR's error, as a positive errno
   int messages = 0;     // data messages of the request's type
   int copy_on_fork = -1;
+  std::vector<std::pair<std::string, uint32_t>> devices;  // DEV_NAME, DEV_INDEX
+  std::string chardev;  // CHARDEV_NAME
+  std::string Devices() const {
+    std::string out;
+    for (const auto& [name, index] : devices)
+      out += (out.empty() ? "" : ",") + name + ":" + std::to_string(index);
+    return out;
+  }
 };
 
-// Reads until NLMSG_DONE, an NLMSG_ERROR or (no dump) the first data message.
-Answer Receive(int fd, uint16_t type, bool dump) {
+std::string StringAttr(const char* p, size_t len) { return std::string(p, strnlen(p, len)); }
+
+// Reads until NLMSG_DONE, an NLMSG_ERROR or (no dump) the first data message. With `peek`,
+// each datagram is first peeked with MSG_TRUNC for its length, then read into a buffer of
+// exactly that size.
+Answer Receive(int fd, uint16_t type, bool dump, bool peek = false) {
   Answer a;
   std::vector<char> buf(65536);
   for (;;) {
+    if (peek) {
+      char small[16];
+      const ssize_t whole = recv(fd, small, sizeof(small), MSG_PEEK | MSG_TRUNC);
+      if (whole < 0) {
+        a.err = errno;
+        return a;
+      }
+      buf.assign(static_cast<size_t>(whole), 0);
+    }
     const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
     if (n < 0) {
       a.err = errno;
@@ -92,8 +120,27 @@ Answer Receive(int fd, uint16_t type, bool dump) {
         nlattr attr;
         std::memcpy(&attr, data + off, sizeof(attr));
         if (attr.nla_len < sizeof(nlattr) || attr.nla_len > data_len - off) break;
-        if ((attr.nla_type & NLA_TYPE_MASK) == RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK && attr.nla_len > sizeof(nlattr))
-          a.copy_on_fork = static_cast<uint8_t>(data[off + sizeof(nlattr)]);
+        const auto attr_type = static_cast<uint16_t>(attr.nla_type & NLA_TYPE_MASK);
+        const char* payload = data + off + sizeof(nlattr);
+        const size_t payload_len = attr.nla_len - sizeof(nlattr);
+        if (attr_type == RDMA_NLDEV_SYS_ATTR_COPY_ON_FORK && payload_len >= 1 &&
+            type == RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET))
+          a.copy_on_fork = static_cast<uint8_t>(payload[0]);
+        if (type == RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET)) {
+          if (attr_type == RDMA_NLDEV_ATTR_DEV_INDEX && payload_len >= 4) {
+            uint32_t index;
+            std::memcpy(&index, payload, sizeof(index));
+            if (a.devices.size() < static_cast<size_t>(a.messages)) a.devices.emplace_back("", 0);
+            a.devices.back().second = index;
+          }
+          if (attr_type == RDMA_NLDEV_ATTR_DEV_NAME) {
+            if (a.devices.size() < static_cast<size_t>(a.messages)) a.devices.emplace_back("", 0);
+            a.devices.back().first = StringAttr(payload, payload_len);
+          }
+        }
+        if (attr_type == RDMA_NLDEV_ATTR_CHARDEV_NAME &&
+            type == RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET_CHARDEV))
+          a.chardev = StringAttr(payload, payload_len);
         off += NLA_ALIGN(attr.nla_len);
       }
       if (!dump) return a;
@@ -101,8 +148,9 @@ Answer Receive(int fd, uint16_t type, bool dump) {
   }
 }
 
-void Ask(int fd, const char* what, uint16_t op, bool dump, int how,
-         const void* payload = nullptr, size_t len = 0) {
+Answer Ask(int fd, const char* what, uint16_t op, bool dump, int how,
+           const void* payload = nullptr, size_t len = 0, bool report = true,
+           bool peek = false) {
   const uint16_t type = static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op));
   std::vector<char> m = Message(type, dump ? NLM_F_DUMP : 0, payload, len);
   sockaddr_nl kernel{};
@@ -123,15 +171,61 @@ void Ask(int fd, const char* what, uint16_t op, bool dump, int how,
   } else {
     sent = write(fd, m.data(), m.size());
   }
-  if (sent < 0) return Report(what, errno);
-  const Answer a = Receive(fd, type, dump);
-  char detail[64] = "";
-  if (op == RDMA_NLDEV_CMD_SYS_GET) std::snprintf(detail, sizeof(detail), "copy_on_fork=%d", a.copy_on_fork);
-  if (op == RDMA_NLDEV_CMD_GET && a.err == 0) std::snprintf(detail, sizeof(detail), "devices=%d", a.messages);
-  Report(what, a.err, detail);
+  if (sent < 0) {
+    Answer failed;
+    failed.err = errno;
+    if (report) Report(what, failed.err);
+    return failed;
+  }
+  const Answer a = Receive(fd, type, dump, peek);
+  std::string detail;
+  if (op == RDMA_NLDEV_CMD_SYS_GET) detail = "copy_on_fork=" + std::to_string(a.copy_on_fork);
+  if (op == RDMA_NLDEV_CMD_GET && a.err == 0)
+    detail = "devices=" + std::to_string(a.messages) + " " + a.Devices();
+  if (op == RDMA_NLDEV_CMD_GET_CHARDEV && a.err == 0) detail = "name=" + a.chardev;
+  if (report) Report(what, a.err, detail.c_str());
+  return a;
+}
+
+// GET_CHARDEV "uverbs" of device `index`, as rdmanl_get_chardev() asks it.
+Answer AskUverbs(int fd, const char* what, uint32_t index, bool report) {
+  struct {
+    nlattr a;
+    uint32_t index;
+    nlattr b;
+    char name[8];
+  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index, {4 + 7, RDMA_NLDEV_ATTR_CHARDEV_TYPE}, "uverbs"};
+  return Ask(fd, what, RDMA_NLDEV_CMD_GET_CHARDEV, false, 1, &attrs, sizeof(attrs) - 1, report);
 }
 
 int Ret(long r) { return r < 0 ? errno : 0; }
+
+// A GET dump whose first datagram is read with recvmsg into 64 bytes: MSG_TRUNC returns its
+// whole length and sets MSG_TRUNC in msg_flags; the source is the kernel. The rest of the dump
+// is drained.
+void AskTruncated(int fd) {
+  const std::vector<char> m =
+      Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
+  if (send(fd, m.data(), m.size(), 0) < 0) return Report("get_recvmsg_trunc", errno);
+  char small[64];
+  iovec iov{small, sizeof(small)};
+  sockaddr_nl from{};
+  from.nl_pid = 12345;
+  msghdr msg{};
+  msg.msg_name = &from;
+  msg.msg_namelen = sizeof(from);
+  msg.msg_iov = &iov;
+  msg.msg_iovlen = 1;
+  const ssize_t n = recvmsg(fd, &msg, MSG_TRUNC);
+  if (n < 0) return Report("get_recvmsg_trunc", errno);
+  char detail[96];
+  std::snprintf(detail, sizeof(detail), "whole>64=%d trunc=%d from=%u namelen=%u", n > 64 ? 1 : 0,
+                (msg.msg_flags & MSG_TRUNC) != 0 ? 1 : 0, from.nl_pid, msg.msg_namelen);
+  std::vector<char> rest(65536);
+  while (recv(fd, rest.data(), rest.size(), MSG_DONTWAIT) > 0) {
+  }
+  Report("get_recvmsg_trunc", 0, detail);
+}
 
 }  // namespace
 
@@ -150,17 +244,24 @@ int main() {
   Ask(fd, "sys_get_sendmsg", RDMA_NLDEV_CMD_SYS_GET, false, 0);
   Ask(fd, "sys_get_sendto", RDMA_NLDEV_CMD_SYS_GET, false, 1);
   Ask(fd, "sys_get_write", RDMA_NLDEV_CMD_SYS_GET, false, 2);
-  Ask(fd, "get", RDMA_NLDEV_CMD_GET, true, 0);
+  const Answer listed = Ask(fd, "get", RDMA_NLDEV_CMD_GET, true, 0);
   Ask(fd, "get_sendto_no_addr", RDMA_NLDEV_CMD_GET, true, 3);
   Ask(fd, "get_write", RDMA_NLDEV_CMD_GET, true, 2);
-  // GET_CHARDEV "uverbs" of device index 0, as rdmanl_get_chardev() asks it.
-  struct {
-    nlattr a;
-    uint32_t index;
-    nlattr b;
-    char name[8];
-  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, 0, {4 + 7, RDMA_NLDEV_ATTR_CHARDEV_TYPE}, "uverbs"};
-  Ask(fd, "get_chardev", RDMA_NLDEV_CMD_GET_CHARDEV, false, 1, &attrs, sizeof(attrs) - 1);
+  Ask(fd, "get_peek", RDMA_NLDEV_CMD_GET, true, 0, nullptr, 0, true, /*peek=*/true);
+  AskTruncated(fd);
+  AskUverbs(fd, "get_chardev", 0, true);
+  if (listed.err != 0) {
+    Report("get_chardev_each", listed.err);
+  } else {
+    std::string each;
+    int err = 0;
+    for (const auto& [name, index] : listed.devices) {
+      const Answer a = AskUverbs(fd, "get_chardev_each", index, false);
+      if (a.err != 0) err = a.err;
+      each += (each.empty() ? "" : ",") + name + "=" + a.chardev;
+    }
+    Report("get_chardev_each", err, each.c_str());
+  }
 
   // Multicast groups (device events, LS) and another netlink socket (bound: it has a port) as
   // the peer.

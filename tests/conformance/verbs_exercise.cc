@@ -68,6 +68,9 @@ int main(int argc, char** argv) {
 
   // --- device, queries -------------------------------------------------------------------
   ibv_context* ctx = OpenDeviceNamed(devname);
+  // libibverbs learns the index only from RDMA netlink (find_sysfs_devs_nl()); librdmacm
+  // orders rdma_get_devices() by it.
+  Ok("device_index", "%d", ibv_get_device_index(ctx->device));
 
   // Whether the kernel keeps registered memory across fork (RDMA netlink's COPY_ON_FORK, which
   // rdma-core asks in get_copy_on_fork()): UNNEEDED natively on Linux >= 5.13, and the same

@@ -211,6 +211,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.freeze_timeout = options.freeze_timeout;
   tracer_options.freeze_address_space = options.freeze_address_space;
   tracer_options.stop_poll = options.stop_poll;
+  tracer_options.netlink_devices = options.netlink_devices;
   // The handlers are in place before the fork: the child inherits the harness's own signal
   // dispositions only until exec, which resets caught signals to SIG_DFL (execve(2)).
   std::optional<SignalForwarding> own_signals;

@@ -52,8 +52,12 @@ constexpr FdSyscall kFdSyscalls[] = {
   // Proxied directories (ordered_listing.h) order what these return.
   {SYS_getdents64,   0},
   {SYS_getdents,     0},
-  // A NETLINK_RDMA socket (netlink_rdma.h): its sends are filtered, its address checked.
+  // A NETLINK_RDMA socket (netlink_rdma.h): its sends are filtered, its address checked, and
+  // a receive of an answer the harness gives is emulated (read and readv above too).
   {SYS_sendto,       0},
+  {SYS_recvfrom,     0},
+  {SYS_recvmsg,      0},
+  {SYS_recvmmsg,     0},
   {SYS_bind,         0},
   {SYS_connect,      0},
   {SYS_setsockopt,   0},

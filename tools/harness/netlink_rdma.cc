@@ -7,6 +7,8 @@
 #include <sys/uio.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstring>
 #include <optional>
 
@@ -49,6 +51,15 @@ constexpr struct {
     {RDMA_NLDEV_CMD_STAT_GET, "RDMA_NLDEV_CMD_STAT_GET"},
     {RDMA_NLDEV_CMD_STAT_DEL, "RDMA_NLDEV_CMD_STAT_DEL"},
 };
+
+// Answers queued at most: a program that asks without ever reading.
+constexpr size_t kMaxQueued = 1024;
+
+nlmsghdr HeaderOf(std::span<const std::byte> m) {
+  nlmsghdr h{};
+  std::memcpy(&h, m.data(), std::min(m.size(), sizeof(h)));
+  return h;
+}
 
 // Scratch memory laid out piece by piece, each piece 8-byte aligned.
 class ScratchImage {
@@ -129,7 +140,8 @@ std::string RdmaNetlinkTypeName(uint16_t type) {
   return fmt::format("type {:#x}", type);
 }
 
-Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> request) {
+Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> request,
+                                                  const NetlinkAnswerer& answer) {
   FilteredNetlink out;
   out.bytes.assign(request.begin(), request.end());
   // rdma_nl_rcv_skb(): messages while a header fits; NLMSG_ALIGN between them.
@@ -142,10 +154,19 @@ Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> req
                   h.nlmsg_len, request.size() - at);
     // Control messages (NOOP, DONE, ...) are only acknowledged (rdma_nl_rcv_skb()).
     if (h.nlmsg_type >= NLMSG_MIN_TYPE && h.nlmsg_type != kSysGet) {
-      out.refused.push_back(RdmaNetlinkTypeName(h.nlmsg_type));
-      const uint16_t retyped = kRefusedType;
-      std::memcpy(out.bytes.data() + at + offsetof(nlmsghdr, nlmsg_type), &retyped,
-                  sizeof(retyped));
+      auto answers = answer ? answer(request.subspan(at, h.nlmsg_len)) : std::nullopt;
+      nlmsghdr retyped = h;
+      if (answers) {
+        // rdma_nl_rcv_skb() skips a control message and, without NLM_F_ACK, says nothing.
+        out.answered.push_back(RdmaNetlinkTypeName(h.nlmsg_type));
+        for (NetlinkDatagram& d : *answers) out.answers.push_back(std::move(d));
+        retyped.nlmsg_type = NLMSG_NOOP;
+        retyped.nlmsg_flags = static_cast<uint16_t>(h.nlmsg_flags & ~NLM_F_ACK);
+      } else {
+        out.refused.push_back(RdmaNetlinkTypeName(h.nlmsg_type));
+        retyped.nlmsg_type = kRefusedType;
+      }
+      std::memcpy(out.bytes.data() + at, &retyped, sizeof(retyped));
     }
     at += std::min<size_t>(NLMSG_ALIGN(h.nlmsg_len), request.size() - at);
   }
@@ -154,12 +175,100 @@ Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> req
 
 Result<FilteredNetlink> NetlinkRdmaHandler::Filter(const SyscallView& call,
                                                    std::span<const std::byte> data) {
-  auto filtered = FilterRdmaNetlinkRequests(data);
+  NetlinkAnswerer answerer;
+  if (devices_ != nullptr && socket_.valid())
+    answerer = [this](std::span<const std::byte> m) { return Answer(m); };
+  auto filtered = FilterRdmaNetlinkRequests(data, answerer);
   if (!filtered.ok()) return filtered;
   for (const std::string& name : filtered->refused)
     log_.Trace("[pid {}] NETLINK_RDMA fd {}: {} is not forwarded; the kernel answers EINVAL",
                call.tid, call.fd, name);
+  for (const std::string& name : filtered->answered)
+    log_.Trace("[pid {}] NETLINK_RDMA fd {}: {} is answered for the allowed devices", call.tid,
+               call.fd, name);
+  staged_.erase(call.tid);
+  if (!filtered->answers.empty()) staged_[call.tid] = std::move(filtered->answers);
   return filtered;
+}
+
+std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
+    std::span<const std::byte> message) {
+  const auto query = AnswerableQuery(message, *devices_);
+  if (!query) return std::nullopt;
+  if (!host_) {
+    auto opened = proxy::HostRdmaNetlink::Open();
+    if (!opened.ok()) {
+      log_.Error("NETLINK_RDMA: cannot ask the host: {}", opened.error().ToString());
+      return std::nullopt;
+    }
+    host_.emplace(std::move(*opened));
+  }
+  auto host = host_->Ask(message);
+  if (!host.ok()) {
+    log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
+               RdmaNetlinkTypeName(HeaderOf(message).nlmsg_type), host.error().ToString());
+    return std::nullopt;
+  }
+  auto narrowed = NarrowAnswer(*query, message, *host, *devices_);
+  if (!narrowed.ok() || narrowed->empty()) {
+    log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
+               RdmaNetlinkTypeName(HeaderOf(message).nlmsg_type),
+               narrowed.ok() ? "empty" : narrowed.error().ToString());
+    return std::nullopt;
+  }
+  return std::move(*narrowed);
+}
+
+ExitDecision NetlinkRdmaHandler::OnExit(const SyscallView& call, long result, TraceeAccess&) {
+  auto staged = staged_.find(call.tid);
+  if (staged == staged_.end()) return ExitDecision::Keep();
+  std::vector<NetlinkDatagram> answers = std::move(staged->second);
+  staged_.erase(staged);
+  // A send that failed was not read by the kernel: nothing was asked.
+  if (result >= 0) QueuePlaceholders(call, std::move(answers));
+  return ExitDecision::Keep();
+}
+
+void NetlinkRdmaHandler::QueuePlaceholders(const SyscallView& call,
+                                           std::vector<NetlinkDatagram> answers) {
+  std::vector<std::byte> noops(answers.size() * NLMSG_HDRLEN);
+  for (size_t i = 0; i < answers.size(); ++i) {
+    nlmsghdr h{};
+    h.nlmsg_len = NLMSG_HDRLEN;
+    h.nlmsg_type = NLMSG_NOOP;
+    h.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    h.nlmsg_seq = next_placeholder_++;
+    std::memcpy(noops.data() + i * NLMSG_HDRLEN, &h, sizeof(h));
+    queued_.emplace_back(h.nlmsg_seq, std::move(answers[i]));
+  }
+  // Placeholders a receive the harness did not see consumed (recvmmsg refused aside, none
+  // should be) are dropped oldest first rather than kept for ever.
+  while (queued_.size() > kMaxQueued) queued_.pop_front();
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  if (sendto(socket_.get(), noops.data(), noops.size(), MSG_DONTWAIT,
+             reinterpret_cast<const sockaddr*>(&kernel), sizeof(kernel)) < 0)
+    log_.Error("[pid {}] NETLINK_RDMA fd {}: cannot queue the answer: {}", call.tid, call.fd,
+               std::strerror(errno));
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> NetlinkRdmaHandler::PlaceholderAtHead() {
+  // netlink_ack() of a header-only NOOP: nlmsghdr, error 0, the NOOP's header echoed.
+  struct {
+    nlmsghdr h;
+    nlmsgerr e;
+  } ack{};
+  const ssize_t n = recv(socket_.get(), &ack, sizeof(ack), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+  if (n < static_cast<ssize_t>(sizeof(ack)) || ack.h.nlmsg_type != NLMSG_ERROR ||
+      ack.e.error != 0 || ack.e.msg.nlmsg_type != NLMSG_NOOP)
+    return std::nullopt;
+  for (size_t i = 0; i < queued_.size(); ++i)
+    if (queued_[i].first == ack.e.msg.nlmsg_seq) {
+      // Placeholders before it were consumed unseen: their answers are stale.
+      queued_.erase(queued_.begin(), queued_.begin() + static_cast<std::ptrdiff_t>(i));
+      return std::pair{ack.e.msg.nlmsg_seq, ack.h.nlmsg_pid};
+    }
+  return std::nullopt;
 }
 
 EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess& tracee) {
@@ -169,6 +278,14 @@ EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess&
       return Send(call, tracee);
     case SYS_sendmsg:
       return SendMsg(call, tracee);
+    case SYS_read:
+    case SYS_readv:
+    case SYS_recvfrom:
+    case SYS_recvmsg:
+    case SYS_recvmmsg:
+      // Only a receive whose next datagram is a placeholder of the harness's is its own.
+      if (queued_.empty()) return EntryDecision::Allow();
+      return Receive(call, tracee);
     case SYS_sendmmsg:
     case SYS_writev:
     case SYS_pwritev:
@@ -191,7 +308,7 @@ EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess&
             call.fd)});
       return EntryDecision::Allow();
     default:
-      return EntryDecision::Allow();  // receives, pwrite (ESPIPE), ... as the kernel has them
+      return EntryDecision::Allow();  // pread, pwrite (ESPIPE), ... as the kernel has them
   }
 }
 
@@ -317,6 +434,91 @@ EntryDecision NetlinkRdmaHandler::Address(const SyscallView& call, TraceeAccess&
   auto base = PutInScratch(tracee, image);
   if (!base.ok()) return EntryDecision::Deny(std::move(base).error());
   return EntryDecision::Allow().WithArg(1, *base);
+}
+
+// A receive whose next datagram is a placeholder: the answer in its place, as
+// netlink_recvmsg() and ____sys_recvmsg() would deliver it.
+EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess& tracee) {
+  int flags = 0;
+  if (call.nr == SYS_recvfrom) flags = static_cast<int>(call.args[3]);
+  if (call.nr == SYS_recvmsg) flags = static_cast<int>(call.args[2]);
+  if ((flags & MSG_ERRQUEUE) != 0) return EntryDecision::Allow();  // not the data queue
+  const auto head = PlaceholderAtHead();
+  if (!head) return EntryDecision::Allow();
+  if (call.nr == SYS_recvmmsg)
+    return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(
+        "NETLINK_RDMA fd {}: recvmmsg of an answer the harness gives is not proxied; use "
+        "recv, recvfrom or recvmsg", call.fd)});
+  NetlinkDatagram answer = queued_.front().second;
+  SetPortId(answer, head->second);
+
+  // Where the datagram goes: one buffer (read, recvfrom) or iovecs (readv, recvmsg).
+  TraceeMemory& memory = tracee.memory();
+  std::vector<iovec> iov;
+  msghdr m{};
+  if (call.nr == SYS_read || call.nr == SYS_recvfrom) {
+    iov.push_back({reinterpret_cast<void*>(call.args[1]), call.args[2]});
+  } else {
+    uint64_t at = call.args[1];
+    uint64_t count = call.args[2];
+    if (call.nr == SYS_recvmsg) {
+      if (!memory.Read(call.args[1], std::as_writable_bytes(std::span(&m, 1))).ok())
+        return EntryDecision::Emulate(-EFAULT);
+      at = reinterpret_cast<uint64_t>(m.msg_iov);
+      count = m.msg_iovlen;
+    }
+    if (count > IOV_MAX) return EntryDecision::Emulate(-EMSGSIZE);  // import_iovec()
+    iov.resize(count);
+    if (count != 0 && !memory.Read(at, std::as_writable_bytes(std::span(iov))).ok())
+      return EntryDecision::Emulate(-EFAULT);
+  }
+  size_t copied = 0;
+  for (const iovec& v : iov) {
+    const size_t n = std::min(v.iov_len, answer.size() - copied);
+    if (n != 0 && !memory.Write(reinterpret_cast<uint64_t>(v.iov_base),
+                                std::span<const std::byte>(answer).subspan(copied, n)).ok())
+      return EntryDecision::Emulate(-EFAULT);
+    copied += n;
+  }
+  const bool truncated = copied < answer.size();
+
+  // The source: the kernel (netlink_recvmsg(): portid 0, no group).
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  const auto put_address = [&](uint64_t addr, uint64_t len_at) -> bool {
+    socklen_t len = 0;
+    if (!memory.Read(len_at, std::as_writable_bytes(std::span(&len, 1))).ok()) return false;
+    if (static_cast<int>(len) < 0) return false;
+    const socklen_t put = std::min<socklen_t>(len, sizeof(kernel));
+    const socklen_t full = sizeof(kernel);
+    return memory.Write(addr, std::as_bytes(std::span(&kernel, 1)).first(put)).ok() &&
+           memory.Write(len_at, std::as_bytes(std::span(&full, 1))).ok();
+  };
+  if (call.nr == SYS_recvfrom && call.args[4] != 0 && call.args[5] != 0 &&
+      !put_address(call.args[4], call.args[5]))
+    return EntryDecision::Emulate(-EFAULT);
+  if (call.nr == SYS_recvmsg) {
+    const uint64_t msg = call.args[1];
+    if (m.msg_name != nullptr &&
+        !put_address(reinterpret_cast<uint64_t>(m.msg_name), msg + offsetof(msghdr, msg_namelen)))
+      return EntryDecision::Emulate(-EFAULT);
+    const size_t no_control = 0;
+    const int msg_flags = truncated ? MSG_TRUNC : 0;
+    if (!memory.Write(msg + offsetof(msghdr, msg_controllen),
+                      std::as_bytes(std::span(&no_control, 1))).ok() ||
+        !memory.Write(msg + offsetof(msghdr, msg_flags), std::as_bytes(std::span(&msg_flags, 1))).ok())
+      return EntryDecision::Emulate(-EFAULT);
+  }
+  if ((flags & MSG_PEEK) == 0) {
+    // The placeholder goes, as the datagram would have.
+    std::byte discard[64];
+    (void)recv(socket_.get(), discard, sizeof(discard), MSG_DONTWAIT);
+    queued_.pop_front();
+  }
+  log_.Trace("[pid {}] NETLINK_RDMA fd {}: {} bytes of the harness's answer received{}",
+             call.tid, call.fd, copied, (flags & MSG_PEEK) != 0 ? " (peeked)" : "");
+  // netlink_recvmsg(): MSG_TRUNC asks for the datagram's whole length.
+  return EntryDecision::Emulate(static_cast<long>((flags & MSG_TRUNC) != 0 ? answer.size() : copied));
 }
 
 }  // namespace rxp::harness

@@ -10,61 +10,114 @@
 // madvise(MADV_DONTFORK)s every registered buffer, so a forked child no longer sees them, and
 // ibv_is_fork_initialized() says ENABLED instead of the native UNNEEDED.
 //
-// So the socket is the program's own, real NETLINK_RDMA socket (bind, getsockname and every
-// receive are the kernel's), but each request it sends goes through FilterRdmaNetlinkRequests
-// first: SYS_GET reaches the kernel as sent; every other message is retyped to an RDMA_NLDEV
-// operation no kernel has, which the kernel answers with an NLMSG_ERROR of EINVAL carrying the
-// request's own sequence number (rdma_nl_rcv_msg(): !is_nl_msg_valid()) -- the answer of a
-// kernel without that command, on which libibverbs falls back to /sys
-// (find_sysfs_devs()), in the order the harness keeps (ordered_listing.h). The kernel reads a
-// validated copy in scratch memory the program cannot write. Sending to another netlink
-// socket is refused with EPERM, as the kernel refuses it to an unprivileged program; joining a
-// multicast group (the LS channel, where the kernel asks ibacm for the host's path records;
-// IWPM; device events) is refused with EPERM as policy: the kernel lets anyone join, and what
-// it multicasts is about the host.
+// So the socket is the program's own, real NETLINK_RDMA socket (bind, getsockname and the
+// kernel's answers are the kernel's), but each request it sends goes through
+// FilterRdmaNetlinkRequests first:
+//   - SYS_GET reaches the kernel as sent;
+//   - the device queries of netlink_answer.h (GET, PORT_GET, GET_CHARDEV of an allowed device)
+//     are answered by the harness: it asks the host from a netlink socket of its own, narrows
+//     the answer to the allowed devices and renames their uverbs char devices. The program's
+//     message reaches the kernel retyped to an unacknowledged NLMSG_NOOP, which the kernel
+//     skips; once the send has succeeded, the harness sends, on its own descriptor of the
+//     program's socket, one acknowledged NLMSG_NOOP per answer datagram, so the kernel queues
+//     a placeholder (an NLMSG_ERROR of 0) in the program's socket for each: poll, epoll and
+//     the socket's order see a datagram exactly where the answer's is. At a receive whose next
+//     datagram is such a placeholder, the harness consumes it and emulates the receive with
+//     the answer (read, readv, recvfrom, recvmsg; MSG_PEEK and MSG_TRUNC as
+//     netlink_recvmsg() has them; the kernel as the source address; no control messages);
+//     recvmmsg is refused (EOPNOTSUPP) while one is next;
+//   - every other message is retyped to an RDMA_NLDEV operation no kernel has, which the kernel
+//     answers with an NLMSG_ERROR of EINVAL carrying the request's own sequence number
+//     (rdma_nl_rcv_msg(): !is_nl_msg_valid()) -- the answer of a kernel without that command
+//     or device. Under `rdmaproxy run --refuse-netlink` the socket is refused instead, and
+//     libibverbs lists /sys (find_sysfs_devs()) in the order the harness keeps
+//     (ordered_listing.h).
+// The kernel reads a validated copy in scratch memory the program cannot write. Sending to
+// another netlink socket is refused with EPERM, as the kernel refuses it to an unprivileged
+// program; joining a multicast group (the LS channel, where the kernel asks ibacm for the
+// host's path records; IWPM; device events) is refused with EPERM as policy: the kernel lets
+// anyone join, and what it multicasts is about the host.
 #pragma once
 
 #include <cstddef>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "abi/result.h"
+#include "abi/unique_fd.h"
+#include "rdmaproxy/host_rdma_netlink.h"
+#include "tools/harness/netlink_answer.h"
 #include "tools/harness/handler.h"
 #include "tools/harness/harness_log.h"
 
 namespace rxp::harness {
 
 struct FilteredNetlink {
-  std::vector<std::byte> bytes;     // what the kernel is given: same length as the request
+  std::vector<std::byte> bytes;      // what the kernel is given: same length as the request
   std::vector<std::string> refused;  // the messages retyped, by name ("RDMA_NLDEV_CMD_GET")
+  std::vector<std::string> answered;        // the messages the harness answers, by name
+  std::vector<NetlinkDatagram> answers;     // their answers, in order, a datagram each
 };
 
-// The messages of one send, as the kernel will parse them (rdma_nl_rcv_skb()). Errors
-// (EINVAL): a message shorter than its header, longer than what is left, or trailing bytes
-// that do not make a header -- the kernel would drop them silently; the harness refuses the
-// send instead of forwarding what it cannot parse.
-Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> request);
+// The harness's answer to one request message (netlink_answer.h), or nullopt when it does not
+// answer it.
+using NetlinkAnswerer =
+    std::function<std::optional<std::vector<NetlinkDatagram>>(std::span<const std::byte>)>;
+
+// The messages of one send, as the kernel will parse them (rdma_nl_rcv_skb()): SYS_GET kept,
+// what `answer` answers retyped to an unacknowledged NLMSG_NOOP, the rest retyped to refused.
+// Errors (EINVAL): a message shorter than its header, longer than what is left, or trailing
+// bytes that do not make a header -- the kernel would drop them silently; the harness refuses
+// the send instead of forwarding what it cannot parse.
+Result<FilteredNetlink> FilterRdmaNetlinkRequests(std::span<const std::byte> request,
+                                                  const NetlinkAnswerer& answer = {});
 
 // "RDMA_NLDEV_CMD_GET", "RDMA_NL_LS op 2", "type 0x1405": for log lines.
 std::string RdmaNetlinkTypeName(uint16_t type);
 
 class NetlinkRdmaHandler final : public ProxiedFileHandler {
  public:
+  // Device queries refused (EINVAL), none answered.
   explicit NetlinkRdmaHandler(Log& log) : log_(log) {}
+  // Device queries about `devices` answered (an empty list: dumps list no device); `socket` is
+  // the tracer's descriptor of the program's socket (tracee_fd_copy.h).
+  NetlinkRdmaHandler(Log& log, std::shared_ptr<const std::vector<NetlinkDevice>> devices,
+                     UniqueFd socket)
+      : log_(log), devices_(std::move(devices)), socket_(std::move(socket)) {}
   EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override;
-  ExitDecision OnExit(const SyscallView&, long, TraceeAccess&) override {
-    return ExitDecision::Keep();
-  }
+  ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess&) override;
   void OnClose(CloseReason) override {}
 
  private:
   EntryDecision Send(const SyscallView& call, TraceeAccess& tracee);
   EntryDecision SendMsg(const SyscallView& call, TraceeAccess& tracee);
   EntryDecision Address(const SyscallView& call, TraceeAccess& tracee);
-  // The filtered copy of `data` in scratch, for the kernel to read; errors as Deny.
+  EntryDecision Receive(const SyscallView& call, TraceeAccess& tracee);
+  // The filtered copy of `data`, its answers staged for the send's exit; errors as Deny.
   Result<FilteredNetlink> Filter(const SyscallView& call, std::span<const std::byte> data);
+  std::optional<std::vector<NetlinkDatagram>> Answer(std::span<const std::byte> message);
+  // Queues a placeholder in the program's socket for each datagram (after its send).
+  void QueuePlaceholders(const SyscallView& call, std::vector<NetlinkDatagram> answers);
+  // The answer whose placeholder is the next datagram of the socket, with the port id the
+  // kernel addressed it to; nullopt when the next one is the kernel's own (or none).
+  std::optional<std::pair<uint32_t, uint32_t>> PlaceholderAtHead();
+
   Log& log_;
+  std::shared_ptr<const std::vector<NetlinkDevice>> devices_;  // null: answer nothing
+  UniqueFd socket_;
+  std::optional<proxy::HostRdmaNetlink> host_;  // opened at the first query
+  std::map<pid_t, std::vector<NetlinkDatagram>> staged_;  // by sending thread, until its exit
+  // Answers whose placeholders are in the socket, oldest first, by the placeholder's
+  // sequence number.
+  std::deque<std::pair<uint32_t, NetlinkDatagram>> queued_;
+  uint32_t next_placeholder_ = 0x52584e00;
 };
 
 }  // namespace rxp::harness

@@ -39,6 +39,33 @@ nlmsghdr HeaderAt(const std::vector<std::byte>& bytes, size_t at) {
   return h;
 }
 
+TEST_CASE("a request the harness answers reaches the kernel as a silent NOOP", "[netlink_rdma]") {
+  const uint16_t get = Type(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
+  const uint16_t res = Type(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_RES_QP_GET);
+  std::vector<std::byte> req;
+  Append(req, get, NLM_F_REQUEST | NLM_F_ACK | NLM_F_DUMP, 1);
+  Append(req, res, NLM_F_REQUEST | NLM_F_DUMP, 2);
+  std::vector<uint16_t> asked;
+  auto out = FilterRdmaNetlinkRequests(
+      req, [&](std::span<const std::byte> m) -> std::optional<std::vector<NetlinkDatagram>> {
+        asked.push_back(HeaderAt({m.begin(), m.end()}, 0).nlmsg_type);
+        if (HeaderAt({m.begin(), m.end()}, 0).nlmsg_type != get) return std::nullopt;
+        return std::vector<NetlinkDatagram>{NetlinkDatagram(20), NetlinkDatagram(36)};
+      });
+  REQUIRE(out.ok());
+  CHECK(asked == std::vector<uint16_t>{get, res});
+  CHECK(out->bytes.size() == req.size());
+  const nlmsghdr first = HeaderAt(out->bytes, 0);
+  CHECK(first.nlmsg_type == NLMSG_NOOP);
+  CHECK((first.nlmsg_flags & NLM_F_ACK) == 0);  // rdma_nl_rcv_skb() then says nothing
+  CHECK(first.nlmsg_seq == 1);
+  CHECK(HeaderAt(out->bytes, NLMSG_HDRLEN).nlmsg_type != res);  // refused: retyped
+  CHECK(out->answered == std::vector<std::string>{"RDMA_NLDEV_CMD_GET"});
+  CHECK(out->refused == std::vector<std::string>{"RDMA_NLDEV_CMD_RES_QP_GET"});
+  REQUIRE(out->answers.size() == 2);
+  CHECK(out->answers[1].size() == 36);
+}
+
 TEST_CASE("only SYS_GET reaches the kernel as sent", "[netlink_rdma]") {
   const uint16_t sys_get = Type(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET);
   std::vector<std::byte> req;

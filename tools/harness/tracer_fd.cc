@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tools/harness/netlink_rdma.h"
+#include "tools/harness/tracee_fd_copy.h"
 #include "tools/harness/nofile_limit.h"
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
@@ -416,9 +417,20 @@ Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
       options_.log->Error("[pid {}] socket(NETLINK_RDMA): {}", tid, moved.error().ToString());
       return -static_cast<long>(moved.error().errnum);
     }
-    exit.task().fds->Insert(
-        *moved, std::make_shared<OpenFile>(std::make_unique<NetlinkRdmaHandler>(*options_.log),
-                                           "NETLINK_RDMA"));
+    // The device queries are answered on the tracer's own descriptor of the socket; without
+    // one they are refused as a kernel without them would (netlink_rdma.h).
+    std::unique_ptr<NetlinkRdmaHandler> handler;
+    if (options_.netlink_devices != nullptr) {
+      if (auto copy = CopyTraceeFd(exit.task().tgid, *moved); copy.ok())
+        handler = std::make_unique<NetlinkRdmaHandler>(*options_.log, options_.netlink_devices,
+                                                       std::move(*copy));
+      else
+        options_.log->Error("[pid {}] socket(NETLINK_RDMA): device queries will get EINVAL: {}",
+                            tid, copy.error().ToString());
+    }
+    if (handler == nullptr) handler = std::make_unique<NetlinkRdmaHandler>(*options_.log);
+    exit.task().fds->Insert(*moved,
+                            std::make_shared<OpenFile>(std::move(handler), "NETLINK_RDMA"));
     options_.log->Trace("[pid {}] socket(NETLINK_RDMA) = {}", tid, *moved);
     return *moved;
   });

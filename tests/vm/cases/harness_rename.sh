@@ -25,6 +25,21 @@ if rxp_run_default stat /dev/infiniband/uverbs1 2>/dev/null; then
   exit 1
 fi
 grep -q PORT_ACTIVE <<<"$(rxp_run_default ibv_devinfo -d "$ibdev")"
+# RDMA netlink tells the same (netlink_answer.h): the device list holds only $ibdev, at its host
+# index, and its uverbs char device is uverbs0; iproute2's `rdma dev` and `rdma link` print
+# the native line of that device only.
+index=$(rdma dev show "$ibdev" | cut -d: -f1)
+probe=$(rxp_run_default "$RXP_BUILD/tests/conformance/rxp_netlink_probe" 2>/dev/null)
+grep '^get' <<<"$probe"
+for want in "get ok devices=1 $ibdev:$index" "get_chardev_each ok $ibdev=uverbs0"; do
+  grep -qxF "$want" <<<"$probe" || { echo "expected '$want' from the netlink probe" >&2; exit 1; }
+done
+for what in dev link; do
+  native=$(rdma "$what" | grep -F " $ibdev")
+  proxied=$(rxp_run_default rdma "$what")
+  [[ -n $native && "$proxied" == "$native" ]] ||
+    { echo "rdma $what under the harness: '$proxied', expected '$native'" >&2; exit 1; }
+done
 # A loopback pingpong on the renamed device.
 rxp_pair tcp:18515 \
   rxp_run_default ibv_rc_pingpong -d "$ibdev" -g "$RXP_NODE1_GID" -n 50 -- \

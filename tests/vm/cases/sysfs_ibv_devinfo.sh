@@ -5,8 +5,10 @@
 # The guest's live /sys is snapshotted by rdmaproxy; ibv_devinfo then runs under the harness,
 # which serves all of /sys from the tree synthesized from the snapshot, once with NETLINK_RDMA
 # refused (--refuse-netlink: libibverbs takes its sysfs fallback at the socket) and once with
-# the default filtered socket (the device query gets EINVAL: the same fallback). Its output must
-# equal native `ibv_devinfo -v`, devices in the same order. Controls prove the listing came from the tree: a GUID changed in the snapshot
+# the default filtered socket (the harness answers the device list about the allowed devices;
+# every attribute still comes from /sys). Its output must equal native `ibv_devinfo -v`,
+# devices in the same order. Controls prove the listing came from the tree: a GUID changed in
+# the snapshot
 # shows up in `ibv_devices`, and a tree holding only rxe1 lists only rxe1. Snapshots that do not
 # describe the run's devices are refused before the program starts (status 2, one line).
 set -euo pipefail
@@ -42,8 +44,10 @@ diff -u "$tmp/native.txt" "$tmp/from-host.txt"
 echo "ibv_devinfo -v: identical under rdmaproxy run --sysfs-from-host"
 
 # Control: the device list is the tree's. A node GUID changed in the snapshot is what
-# ibv_devices prints under the harness (libibverbs' sysfs fallback reads class/infiniband/*/
-# node_guid), while the host still says the real one.
+# ibv_devices prints under the harness with netlink refused (libibverbs' sysfs fallback reads
+# class/infiniband/*/node_guid), while the host still says the real one. With netlink answered,
+# libibverbs takes the GUID from RDMA_NLDEV_ATTR_NODE_GUID: the device's real one, as
+# ibv_query_device() says too.
 real_guid=$(cat "/sys/class/infiniband/$RXP_NODE1_DEV/node_guid")
 python3 - "$tmp/host.json" "$tmp/doctored.json" "$RXP_NODE1_DEV" <<'PY'
 import json, sys
@@ -53,10 +57,12 @@ for d in s["rdma_devices"]:
         d["attrs"]["node_guid"] = "0123:4567:89ab:cdef"
 json.dump(s, open(sys.argv[2], "w"), indent=1)
 PY
-doctored=$("$rxp" run --sysfs "$tmp/doctored.json" -- ibv_devices)
+doctored=$("$rxp" run --sysfs "$tmp/doctored.json" --refuse-netlink -- ibv_devices)
 echo "$doctored"
 rxp_expect "$doctored" "$RXP_NODE1_DEV[[:space:]]+0123456789abcdef" "the snapshot's GUID for $RXP_NODE1_DEV"
 rxp_expect "$(ibv_devices)" "$RXP_NODE1_DEV[[:space:]]+${real_guid//:/}" "the real GUID natively"
+rxp_expect "$("$rxp" run --sysfs "$tmp/doctored.json" -- ibv_devices)" \
+  "$RXP_NODE1_DEV[[:space:]]+${real_guid//:/}" "the real GUID from the netlink answer"
 
 # Only rxe1 allowed: only rxe1 in the tree, with the same attributes as natively.
 only=$("$rxp" run --sysfs "$tmp/host.json" --devices "$RXP_NODE1_DEV" -- ibv_devinfo -l)

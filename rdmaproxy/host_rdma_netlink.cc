@@ -1,0 +1,95 @@
+#include "rdmaproxy/host_rdma_netlink.h"
+
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace rxp::proxy {
+namespace {
+
+nlmsghdr HeaderOf(std::span<const std::byte> m) {
+  nlmsghdr h{};
+  std::memcpy(&h, m.data(), std::min(m.size(), sizeof(h)));
+  return h;
+}
+
+}  // namespace
+
+Result<HostRdmaNetlink> HostRdmaNetlink::Open() {
+  UniqueFd sock(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA));
+  if (!sock) {
+    if (errno == EPROTONOSUPPORT || errno == EAFNOSUPPORT)
+      return Fail(ENOENT, "the kernel has no RDMA netlink");
+    return Fail(errno, "cannot open a NETLINK_RDMA socket: {}", strerror(errno));
+  }
+  // The kernel answers inside the send (netlink_unicast_kernel()); a second of silence is a
+  // lost answer, not a slow one.
+  const timeval limit{1, 0};
+  (void)setsockopt(sock.get(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+  return HostRdmaNetlink(std::move(sock));
+}
+
+Result<std::vector<NetlinkMessage>> HostRdmaNetlink::Ask(std::span<const std::byte> request) {
+  if (request.size() < sizeof(nlmsghdr) || HeaderOf(request).nlmsg_len != request.size())
+    return Fail(EINVAL, "netlink request of {} bytes is not one message", request.size());
+  std::vector<std::byte> out(request.begin(), request.end());
+  nlmsghdr h = HeaderOf(out);
+  const bool dump = (h.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
+  const uint32_t seq = seq_++;
+  h.nlmsg_seq = seq;
+  h.nlmsg_pid = 0;
+  std::memcpy(out.data(), &h, sizeof(h));
+  uint32_t sentinel = 0;
+  if (!dump) {
+    sentinel = seq_++;
+    nlmsghdr noop{};
+    noop.nlmsg_len = NLMSG_HDRLEN;
+    noop.nlmsg_type = NLMSG_NOOP;
+    noop.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
+    noop.nlmsg_seq = sentinel;
+    const size_t at = NLMSG_ALIGN(out.size());
+    out.resize(at + sizeof(noop));
+    std::memcpy(out.data() + at, &noop, sizeof(noop));
+  }
+  if (send(sock_.get(), out.data(), out.size(), 0) < 0)
+    return Fail(errno, "netlink send: {}", strerror(errno));
+  std::vector<NetlinkMessage> answer;
+  std::vector<std::byte> buf(64 * 1024);
+  for (;;) {
+    const ssize_t n = recv(sock_.get(), buf.data(), buf.size(), 0);
+    if (n < 0) return Fail(errno, "netlink recv: {}", strerror(errno));
+    const size_t total = static_cast<size_t>(n);
+    for (size_t at = 0; total - at >= sizeof(nlmsghdr);) {
+      const nlmsghdr m = HeaderOf(std::span(buf).subspan(at));
+      if (m.nlmsg_len < sizeof(m) || m.nlmsg_len > total - at)
+        return Fail(EPROTO, "netlink: a {}-byte message with {} bytes left", m.nlmsg_len,
+                    total - at);
+      const auto bytes = std::span(buf).subspan(at, m.nlmsg_len);
+      at += std::min<size_t>(NLMSG_ALIGN(m.nlmsg_len), total - at);
+      if (!dump && m.nlmsg_seq == sentinel) return answer;
+      if (m.nlmsg_seq != seq) continue;  // a late answer to an earlier request
+      answer.emplace_back(bytes.begin(), bytes.end());
+      if (dump && (m.nlmsg_type == NLMSG_DONE || m.nlmsg_type == NLMSG_ERROR)) return answer;
+    }
+  }
+}
+
+std::vector<NetlinkAttribute> NetlinkAttributes(std::span<const std::byte> message) {
+  std::vector<NetlinkAttribute> attrs;
+  const size_t end = std::min<size_t>(message.size(), HeaderOf(message).nlmsg_len);
+  size_t at = NLMSG_HDRLEN;
+  while (at + sizeof(nlattr) <= end) {
+    nlattr a;
+    std::memcpy(&a, message.data() + at, sizeof(a));
+    if (a.nla_len < sizeof(a) || a.nla_len > end - at) break;
+    attrs.push_back({static_cast<uint16_t>(a.nla_type & NLA_TYPE_MASK),
+                     message.subspan(at + sizeof(a), a.nla_len - sizeof(a)), at, a.nla_len});
+    at += NLA_ALIGN(a.nla_len);
+  }
+  return attrs;
+}
+
+}  // namespace rxp::proxy

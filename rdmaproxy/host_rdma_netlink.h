@@ -1,0 +1,50 @@
+// HostRdmaNetlink: a NETLINK_RDMA socket of the proxy's own, to ask the host kernel one
+// request at a time and get its whole answer back as raw netlink messages -- what
+// QueryHostRdmaDevices parses, and what the harness narrows to the allowed devices before a
+// program sees it (tools/harness/netlink_answer.h).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "abi/result.h"
+#include "abi/unique_fd.h"
+
+namespace rxp::proxy {
+
+using NetlinkMessage = std::vector<std::byte>;  // one nlmsghdr and its payload, unpadded
+
+class HostRdmaNetlink {
+ public:
+  // ENOENT when the kernel has no RDMA netlink (EPROTONOSUPPORT/EAFNOSUPPORT: no RDMA at all).
+  static Result<HostRdmaNetlink> Open();
+
+  // Sends `request` (one message; its sequence number is replaced by this socket's own) and
+  // returns the kernel's answer to it, in order. A dump (NLM_F_DUMP) ends with its NLMSG_DONE
+  // or the NLMSG_ERROR that stops it, both included. Any other request is followed by an
+  // acknowledged NLMSG_NOOP of this socket's, so the answer is everything before that
+  // acknowledgement: the reply, an NLMSG_ERROR, the request's own acknowledgement
+  // (rdma_nl_rcv_skb() handles the two messages in order). Errors: the socket's, EPROTO for
+  // an answer that does not parse, EAGAIN when the kernel is silent for a second.
+  Result<std::vector<NetlinkMessage>> Ask(std::span<const std::byte> request);
+
+ private:
+  explicit HostRdmaNetlink(UniqueFd sock) : sock_(std::move(sock)) {}
+  UniqueFd sock_;
+  uint32_t seq_ = 1;
+};
+
+// One attribute of a netlink message; nla_type's flag bits dropped.
+struct NetlinkAttribute {
+  uint16_t type = 0;
+  std::span<const std::byte> payload;
+  size_t offset = 0;  // of the nlattr header in the message
+  size_t length = 0;  // nla_len
+};
+// Every well-formed attribute after the nlmsghdr of `message`, in order; walking stops at the
+// first that does not fit.
+std::vector<NetlinkAttribute> NetlinkAttributes(std::span<const std::byte> message);
+
+}  // namespace rxp::proxy
