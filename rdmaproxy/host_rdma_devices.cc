@@ -59,19 +59,21 @@ Result<void> Transact(HostRdmaNetlink& nl, const std::vector<std::byte>& request
                       const std::function<void(const Attrs&)>& on_message) {
   auto answer = nl.Ask(request);
   if (!answer.ok()) return std::move(answer).error();
-  for (const NetlinkMessage& m : *answer) {
-    nlmsghdr h;
-    std::memcpy(&h, m.data(), sizeof(h));
-    if (h.nlmsg_type == NLMSG_DONE) continue;
-    if (h.nlmsg_type == NLMSG_ERROR) {
-      nlmsgerr e{};
-      std::memcpy(&e, m.data() + NLMSG_HDRLEN, std::min(sizeof(e), m.size() - NLMSG_HDRLEN));
-      if (e.error == 0) continue;
-      return Fail(-e.error, "netlink: the kernel answered {}", strerror(-e.error));
+  for (const NetlinkMessages& datagram : *answer) {
+    for (const NetlinkMessage& m : datagram) {
+      nlmsghdr h;
+      std::memcpy(&h, m.data(), sizeof(h));
+      if (h.nlmsg_type == NLMSG_DONE) continue;
+      if (h.nlmsg_type == NLMSG_ERROR) {
+        nlmsgerr e{};
+        std::memcpy(&e, m.data() + NLMSG_HDRLEN, std::min(sizeof(e), m.size() - NLMSG_HDRLEN));
+        if (e.error == 0) continue;
+        return Fail(-e.error, "netlink: the kernel answered {}", strerror(-e.error));
+      }
+      Attrs attrs;
+      for (const NetlinkAttribute& a : NetlinkAttributes(m)) attrs[a.type] = a.payload;
+      on_message(attrs);
     }
-    Attrs attrs;
-    for (const NetlinkAttribute& a : NetlinkAttributes(m)) attrs[a.type] = a.payload;
-    on_message(attrs);
   }
   return Ok();
 }

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -32,7 +33,7 @@ Result<HostRdmaNetlink> HostRdmaNetlink::Open() {
   return HostRdmaNetlink(std::move(sock));
 }
 
-Result<std::vector<NetlinkMessage>> HostRdmaNetlink::Ask(std::span<const std::byte> request) {
+Result<std::vector<NetlinkMessages>> HostRdmaNetlink::Ask(std::span<const std::byte> request) {
   if (request.size() < sizeof(nlmsghdr) || HeaderOf(request).nlmsg_len != request.size())
     return Fail(EINVAL, "netlink request of {} bytes is not one message", request.size());
   std::vector<std::byte> out(request.begin(), request.end());
@@ -56,24 +57,35 @@ Result<std::vector<NetlinkMessage>> HostRdmaNetlink::Ask(std::span<const std::by
   }
   if (send(sock_.get(), out.data(), out.size(), 0) < 0)
     return Fail(errno, "netlink send: {}", strerror(errno));
-  std::vector<NetlinkMessage> answer;
-  std::vector<std::byte> buf(64 * 1024);
+  std::vector<NetlinkMessages> answer;
+  std::vector<std::byte> buf;
   for (;;) {
+    std::byte head[sizeof(nlmsghdr)];
+    const ssize_t whole = recv(sock_.get(), head, sizeof(head), MSG_PEEK | MSG_TRUNC);
+    if (whole < 0) return Fail(errno, "netlink recv: {}", strerror(errno));
+    buf.resize(std::max<size_t>(static_cast<size_t>(whole), 1));
     const ssize_t n = recv(sock_.get(), buf.data(), buf.size(), 0);
     if (n < 0) return Fail(errno, "netlink recv: {}", strerror(errno));
     const size_t total = static_cast<size_t>(n);
-    for (size_t at = 0; total - at >= sizeof(nlmsghdr);) {
+    NetlinkMessages datagram;
+    bool done = false;
+    for (size_t at = 0; !done && total - at >= sizeof(nlmsghdr);) {
       const nlmsghdr m = HeaderOf(std::span(buf).subspan(at));
       if (m.nlmsg_len < sizeof(m) || m.nlmsg_len > total - at)
         return Fail(EPROTO, "netlink: a {}-byte message with {} bytes left", m.nlmsg_len,
                     total - at);
       const auto bytes = std::span(buf).subspan(at, m.nlmsg_len);
       at += std::min<size_t>(NLMSG_ALIGN(m.nlmsg_len), total - at);
-      if (!dump && m.nlmsg_seq == sentinel) return answer;
+      if (!dump && m.nlmsg_seq == sentinel) {
+        done = true;
+        break;
+      }
       if (m.nlmsg_seq != seq) continue;  // a late answer to an earlier request
-      answer.emplace_back(bytes.begin(), bytes.end());
-      if (dump && (m.nlmsg_type == NLMSG_DONE || m.nlmsg_type == NLMSG_ERROR)) return answer;
+      datagram.emplace_back(bytes.begin(), bytes.end());
+      done = dump && (m.nlmsg_type == NLMSG_DONE || m.nlmsg_type == NLMSG_ERROR);
     }
+    if (!datagram.empty()) answer.push_back(std::move(datagram));
+    if (done) return answer;
   }
 }
 

@@ -15,6 +15,7 @@
 namespace rxp::proxy {
 
 using NetlinkMessage = std::vector<std::byte>;  // one nlmsghdr and its payload, unpadded
+using NetlinkMessages = std::vector<NetlinkMessage>;  // the messages of one datagram
 
 class HostRdmaNetlink {
  public:
@@ -22,13 +23,16 @@ class HostRdmaNetlink {
   static Result<HostRdmaNetlink> Open();
 
   // Sends `request` (one message; its sequence number is replaced by this socket's own) and
-  // returns the kernel's answer to it, in order. A dump (NLM_F_DUMP) ends with its NLMSG_DONE
-  // or the NLMSG_ERROR that stops it, both included. Any other request is followed by an
-  // acknowledged NLMSG_NOOP of this socket's, so the answer is everything before that
-  // acknowledgement: the reply, an NLMSG_ERROR, the request's own acknowledgement
-  // (rdma_nl_rcv_skb() handles the two messages in order). Errors: the socket's, EPROTO for
-  // an answer that does not parse, EAGAIN when the kernel is silent for a second.
-  Result<std::vector<NetlinkMessage>> Ask(std::span<const std::byte> request);
+  // returns the kernel's answer to it, in order, datagram by datagram as the kernel sent them.
+  // A dump (NLM_F_DUMP) ends with its NLMSG_DONE or the NLMSG_ERROR that stops it, both
+  // included. Any other request is followed by an acknowledged NLMSG_NOOP of this socket's, so
+  // the answer is everything before that acknowledgement: the reply, an NLMSG_ERROR, the
+  // request's own acknowledgement (rdma_nl_rcv_skb() handles the two messages in order). Each
+  // datagram is read with a buffer of exactly its size, so the kernel keeps sizing dump
+  // datagrams as for a reader of a page (netlink_dump(): max_recvmsg_len). Errors: the
+  // socket's, EPROTO for an answer that does not parse, EAGAIN when the kernel is silent for a
+  // second.
+  Result<std::vector<NetlinkMessages>> Ask(std::span<const std::byte> request);
 
  private:
   explicit HostRdmaNetlink(UniqueFd sock) : sock_(std::move(sock)) {}

@@ -11,6 +11,9 @@
 //                                                         first, as libnl can)
 //   get_recvmsg_trunc      ok whole>64=1 trunc=1 from=0 namelen=12   (its first datagram read
 //                                                         with recvmsg into 64 bytes)
+//   get_poll               ok readable=1 first_datagram=M datagrams=D   (poll says readable
+//                                                         before the first receive; the
+//                                                         dump's shape, datagram by datagram)
 //   bind_other, bind_groups, add_membership, sendto_peer, connect_peer, writev, truncated,
 //   sendfile, splice, aio_write (and their set-up steps)   ok | errno E
 // Natively as root everything succeeds (as another user, sending to or connecting to another
@@ -21,6 +24,7 @@
 #include <linux/aio_abi.h>
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/sendfile.h>
 #include <sys/socket.h>
@@ -200,6 +204,38 @@ Answer AskUverbs(int fd, const char* what, uint32_t index, bool report) {
 
 int Ret(long r) { return r < 0 ? errno : 0; }
 
+// A GET dump waited for with poll, then read datagram by datagram until NLMSG_DONE: how many
+// messages the first holds and how many datagrams there are.
+void AskPolled(int fd) {
+  const std::vector<char> m =
+      Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
+  if (send(fd, m.data(), m.size(), 0) < 0) return Report("get_poll", errno);
+  pollfd p{fd, POLLIN, 0};
+  const int readable = poll(&p, 1, 5000) == 1 && (p.revents & POLLIN) != 0 ? 1 : 0;
+  std::vector<char> buf(65536);
+  int first = -1, datagrams = 0;
+  for (bool done = false; !done;) {
+    const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    if (n < 0) return Report("get_poll", errno);
+    ++datagrams;
+    int messages = 0;
+    for (size_t at = 0; at + sizeof(nlmsghdr) <= static_cast<size_t>(n);) {
+      nlmsghdr h;
+      std::memcpy(&h, buf.data() + at, sizeof(h));
+      if (h.nlmsg_len < sizeof(nlmsghdr)) break;
+      ++messages;
+      done = done || h.nlmsg_type == NLMSG_DONE || h.nlmsg_type == NLMSG_ERROR;
+      at += NLMSG_ALIGN(h.nlmsg_len);
+    }
+    if (first < 0) first = messages;
+    if (messages == 0) break;
+  }
+  char detail[96];
+  std::snprintf(detail, sizeof(detail), "readable=%d first_datagram=%d datagrams=%d", readable,
+                first, datagrams);
+  Report("get_poll", 0, detail);
+}
+
 // A GET dump whose first datagram is read with recvmsg into 64 bytes: MSG_TRUNC returns its
 // whole length and sets MSG_TRUNC in msg_flags; the source is the kernel. The rest of the dump
 // is drained.
@@ -249,6 +285,7 @@ int main() {
   Ask(fd, "get_write", RDMA_NLDEV_CMD_GET, true, 2);
   Ask(fd, "get_peek", RDMA_NLDEV_CMD_GET, true, 0, nullptr, 0, true, /*peek=*/true);
   AskTruncated(fd);
+  AskPolled(fd);
   AskUverbs(fd, "get_chardev", 0, true);
   if (listed.err != 0) {
     Report("get_chardev_each", listed.err);

@@ -122,20 +122,19 @@ std::optional<AnsweredQuery> AnswerableQuery(std::span<const std::byte> message,
   }
 }
 
-Result<std::vector<NetlinkDatagram>> NarrowAnswer(AnsweredQuery query,
-                                                  std::span<const std::byte> request,
-                                                  const std::vector<proxy::NetlinkMessage>& host,
-                                                  std::span<const NetlinkDevice> allowed) {
+Result<std::vector<NetlinkDatagram>> NarrowAnswer(
+    AnsweredQuery query, std::span<const std::byte> request,
+    const std::vector<proxy::NetlinkMessages>& host, std::span<const NetlinkDevice> allowed) {
   if (request.size() < NLMSG_HDRLEN)
     return Fail(EINVAL, "netlink request of {} bytes", request.size());
   const nlmsghdr asked = HeaderOf(request);
-  const bool dump = (asked.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
   const NetlinkDevice* device = Allowed(
       U32(NetlinkAttributes(request.first(std::min<size_t>(asked.nlmsg_len, request.size()))),
           RDMA_NLDEV_ATTR_DEV_INDEX),
       allowed);
-  std::vector<std::vector<std::byte>> messages;
-  for (const proxy::NetlinkMessage& m : host) {
+  // One host message as the program gets it; nullopt when it does not.
+  using Narrowed = std::optional<std::vector<std::byte>>;
+  const auto narrow = [&](const proxy::NetlinkMessage& m) -> Result<Narrowed> {
     if (m.size() < NLMSG_HDRLEN || HeaderOf(m).nlmsg_len != m.size())
       return Fail(EPROTO, "the host's answer has a malformed {}-byte message", m.size());
     std::vector<std::byte> out = m;
@@ -147,36 +146,39 @@ Result<std::vector<NetlinkDatagram>> NarrowAnswer(AnsweredQuery query,
         PutHeader(out, NLMSG_HDRLEN + sizeof(int), asked);
     } else if (h.nlmsg_type >= NLMSG_MIN_TYPE) {
       // Not always the request's type: nldev_port_get_doit() answers as RDMA_NLDEV_CMD_GET.
-      const auto attrs = NetlinkAttributes(m);
-      const NetlinkDevice* of = Allowed(U32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX), allowed);
+      const NetlinkDevice* of =
+          Allowed(U32(NetlinkAttributes(m), RDMA_NLDEV_ATTR_DEV_INDEX), allowed);
       switch (query) {
         case AnsweredQuery::kDeviceGet:
         case AnsweredQuery::kPortGet:
-          if (of == nullptr) continue;  // a device the program does not see
+          if (of == nullptr) return Narrowed();  // a device the program does not see
           break;
         case AnsweredQuery::kUverbsChardev:
           // nldev_get_chardev()'s reply names no device: the request's DEV_INDEX says which.
-          if (device == nullptr) continue;
+          if (device == nullptr) return Narrowed();
           out = WithChardevName(out, device->sandbox_uverbs);
           break;
         case AnsweredQuery::kRdmaCmChardev:
           break;
       }
     } else if (h.nlmsg_type != NLMSG_DONE) {
-      continue;  // nothing else belongs in these answers
+      return Narrowed();  // nothing else belongs in these answers
     }
     nlmsghdr patched = HeaderOf(out);
     patched.nlmsg_seq = asked.nlmsg_seq;
     patched.nlmsg_pid = 0;
     PutHeader(out, 0, patched);
-    messages.push_back(std::move(out));
-  }
+    return Narrowed(std::move(out));
+  };
   std::vector<NetlinkDatagram> datagrams;
-  for (const auto& m : messages) {
-    if (!dump || datagrams.empty() ||
-        Align4(datagrams.back().size()) + m.size() > kDumpDatagramMax)
-      datagrams.emplace_back();
-    Append(datagrams.back(), m);
+  for (const proxy::NetlinkMessages& host_datagram : host) {
+    NetlinkDatagram datagram;
+    for (const proxy::NetlinkMessage& m : host_datagram) {
+      auto out = narrow(m);
+      if (!out.ok()) return std::move(out).error();
+      if (*out) Append(datagram, **out);
+    }
+    if (!datagram.empty()) datagrams.push_back(std::move(datagram));
   }
   return datagrams;
 }

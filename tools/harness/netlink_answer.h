@@ -43,18 +43,14 @@ std::optional<AnsweredQuery> AnswerableQuery(std::span<const std::byte> message,
 using NetlinkDatagram = std::vector<std::byte>;
 
 // What the program receives for `request`, one datagram per receive: `host` (the kernel's
-// answer to the same request, HostRdmaNetlink::Ask) without the messages of devices not in
-// `allowed`, with CHARDEV_NAME renamed, every message carrying the request's sequence number
-// and every NLMSG_ERROR echoing the request's own header. A dump is packed the way the kernel
-// packs one (netlink_dump(): whole messages, NLMSG_DONE in the last datagram), each datagram
-// at most kDumpDatagramMax bytes, which any receive buffer of a page holds; any other answer
-// is a datagram per message, as rdma_nl_unicast() and netlink_ack() send them. Port ids are
-// left 0 (SetPortId).
-inline constexpr size_t kDumpDatagramMax = 3584;  // below NLMSG_GOODSIZE for 4 KiB pages
-Result<std::vector<NetlinkDatagram>> NarrowAnswer(AnsweredQuery query,
-                                                  std::span<const std::byte> request,
-                                                  const std::vector<proxy::NetlinkMessage>& host,
-                                                  std::span<const NetlinkDevice> allowed);
+// answer to the same request, datagram by datagram: HostRdmaNetlink::Ask) without the messages
+// of devices not in `allowed` (a datagram left empty goes too: nldev_get_dumpit() sends a
+// device per datagram, so the program sees the dump of a host with only its devices), with
+// CHARDEV_NAME renamed, every message carrying the request's sequence number and every
+// NLMSG_ERROR echoing the request's own header. Port ids are left 0 (SetPortId).
+Result<std::vector<NetlinkDatagram>> NarrowAnswer(
+    AnsweredQuery query, std::span<const std::byte> request,
+    const std::vector<proxy::NetlinkMessages>& host, std::span<const NetlinkDevice> allowed);
 
 // Sets nlmsg_pid of every message in `datagram`: the receiving socket's port id, which the
 // kernel puts in each answer (rdma_nl_unicast(): NETLINK_CB(skb).portid).

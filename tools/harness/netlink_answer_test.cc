@@ -111,32 +111,41 @@ TEST_CASE("the device queries of allowed devices are the harness's to answer", "
   CHECK_FALSE(ask(Message(static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_LS, 2)), req, 1)));
 }
 
-TEST_CASE("a device dump keeps the allowed devices, packed a page at most", "[netlink_answer]") {
+TEST_CASE("a device dump keeps the allowed devices, in the kernel's datagrams", "[netlink_answer]") {
   const proxy::NetlinkMessage request = Message(Nldev(RDMA_NLDEV_CMD_GET), NLM_F_REQUEST | NLM_F_DUMP, 77).Done();
-  std::vector<proxy::NetlinkMessage> host;
-  const std::string filler(1000, 'x');  // a long attribute: three devices fill a datagram
-  for (uint32_t i = 0; i < 10; ++i)
-    host.push_back(Message(Nldev(RDMA_NLDEV_CMD_GET), NLM_F_MULTI, 5)
-                       .U32(RDMA_NLDEV_ATTR_DEV_INDEX, i % 5 == 1 ? 1 : i % 5 == 3 ? 3 : 9)
-                       .Str(RDMA_NLDEV_ATTR_FW_VERSION, filler)
-                       .Done());
+  // nldev_get_dumpit(): a device per datagram, NLMSG_DONE in its own.
+  std::vector<proxy::NetlinkMessages> host;
+  for (uint32_t index : {0u, 1u, 2u, 3u})
+    host.push_back({Message(Nldev(RDMA_NLDEV_CMD_GET), NLM_F_MULTI, 5)
+                        .U32(RDMA_NLDEV_ATTR_DEV_INDEX, index)
+                        .Str(RDMA_NLDEV_ATTR_DEV_NAME, "mlx5_" + std::to_string(index))
+                        .Done()});
   const int zero = 0;
-  host.push_back(Message(NLMSG_DONE, NLM_F_MULTI, 5).Payload(&zero, sizeof(zero)).Done());
+  host.push_back({Message(NLMSG_DONE, NLM_F_MULTI, 5).Payload(&zero, sizeof(zero)).Done()});
   auto out = NarrowAnswer(AnsweredQuery::kDeviceGet, request, host, kAllowed);
   REQUIRE(out.ok());
-  std::vector<std::string> all;
-  for (const auto& d : *out) {
-    CHECK(d.size() <= kDumpDatagramMax);
-    for (auto& line : Describe(d)) all.push_back(line);
-  }
+  std::vector<std::vector<std::string>> got;
+  for (const auto& d : *out) got.push_back(Describe(d));
   const std::string get = std::to_string(Nldev(RDMA_NLDEV_CMD_GET));
-  CHECK(all == std::vector<std::string>{get + " seq 77 pid 0 index 1", get + " seq 77 pid 0 index 3",
-                                        get + " seq 77 pid 0 index 1", get + " seq 77 pid 0 index 3",
-                                        std::to_string(NLMSG_DONE) + " seq 77 pid 0"});
-  CHECK(out->size() == 2);  // 4 x ~1 KiB and DONE: two datagrams, DONE in the last
+  CHECK(got == std::vector<std::vector<std::string>>{{get + " seq 77 pid 0 index 1"},
+                                                     {get + " seq 77 pid 0 index 3"},
+                                                     {std::to_string(NLMSG_DONE) + " seq 77 pid 0"}});
   NetlinkDatagram last = out->back();
   SetPortId(last, 4242);
   CHECK(Describe(last).back() == std::to_string(NLMSG_DONE) + " seq 77 pid 4242");
+
+  // A datagram of several messages keeps the allowed ones, in order.
+  auto packed = NarrowAnswer(AnsweredQuery::kDeviceGet, request,
+                             {{host[3][0], host[0][0], host[1][0], host[4][0]}}, kAllowed);
+  REQUIRE(packed.ok());
+  REQUIRE(packed->size() == 1);
+  CHECK(Describe(packed->front()) == std::vector<std::string>{get + " seq 77 pid 0 index 3",
+                                                              get + " seq 77 pid 0 index 1",
+                                                              std::to_string(NLMSG_DONE) + " seq 77 pid 0"});
+  // A malformed host message is an error, not an answer.
+  proxy::NetlinkMessage bad = host[1][0];
+  bad.pop_back();
+  CHECK(NarrowAnswer(AnsweredQuery::kDeviceGet, request, {{bad}}, kAllowed).error().errnum == EPROTO);
 }
 
 TEST_CASE("a uverbs char device is renamed, and errors echo the program's header", "[netlink_answer]") {
@@ -145,21 +154,21 @@ TEST_CASE("a uverbs char device is renamed, and errors echo the program's header
                                             .Str(RDMA_NLDEV_ATTR_CHARDEV_TYPE, "uverbs")
                                             .Done();
   const uint64_t abi = 1;
-  std::vector<proxy::NetlinkMessage> host = {
-      Message(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV), 0, 2)
-          .Attr(RDMA_NLDEV_ATTR_CHARDEV_ABI, &abi, sizeof(abi))
-          .Str(RDMA_NLDEV_ATTR_CHARDEV_NAME, "uverbs12")
-          .U32(RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID, 21)
-          .Done()};
+  std::vector<proxy::NetlinkMessages> host = {
+      {Message(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV), 0, 2)
+           .Attr(RDMA_NLDEV_ATTR_CHARDEV_ABI, &abi, sizeof(abi))
+           .Str(RDMA_NLDEV_ATTR_CHARDEV_NAME, "uverbs12")
+           .U32(RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID, 21)
+           .Done()}};
   // The request's acknowledgement, echoing the header the harness sent (its own seq).
   nlmsghdr sent{};
   std::memcpy(&sent, request.data(), sizeof(sent));
   sent.nlmsg_seq = 2;
   const int zero = 0;
-  host.push_back(Message(NLMSG_ERROR, NLM_F_CAPPED, 2).Payload(&zero, sizeof(zero)).Payload(&sent, sizeof(sent)).Done());
+  host.push_back({Message(NLMSG_ERROR, NLM_F_CAPPED, 2).Payload(&zero, sizeof(zero)).Payload(&sent, sizeof(sent)).Done()});
   auto out = NarrowAnswer(AnsweredQuery::kUverbsChardev, request, host, kAllowed);
   REQUIRE(out.ok());
-  REQUIRE(out->size() == 2);  // the reply and the acknowledgement: two datagrams
+  REQUIRE(out->size() == 2);  // the reply and the acknowledgement: their own datagrams
   CHECK(Describe((*out)[0]) == std::vector<std::string>{
       std::to_string(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV)) + " seq 9 pid 0 name uverbs1"});
   const auto attrs = proxy::NetlinkAttributes((*out)[0]);
@@ -177,8 +186,8 @@ TEST_CASE("a uverbs char device is renamed, and errors echo the program's header
                                          .U32(RDMA_NLDEV_ATTR_PORT_INDEX, 1)
                                          .Done();
   auto ports = NarrowAnswer(AnsweredQuery::kPortGet, port,
-                            {Message(Nldev(RDMA_NLDEV_CMD_GET), 0, 3).U32(RDMA_NLDEV_ATTR_DEV_INDEX, 1).Done(),
-                             Message(Nldev(RDMA_NLDEV_CMD_GET), 0, 3).U32(RDMA_NLDEV_ATTR_DEV_INDEX, 2).Done()},
+                            {{Message(Nldev(RDMA_NLDEV_CMD_GET), 0, 3).U32(RDMA_NLDEV_ATTR_DEV_INDEX, 1).Done(),
+                              Message(Nldev(RDMA_NLDEV_CMD_GET), 0, 3).U32(RDMA_NLDEV_ATTR_DEV_INDEX, 2).Done()}},
                             kAllowed);
   REQUIRE(ports.ok());
   REQUIRE(ports->size() == 1);

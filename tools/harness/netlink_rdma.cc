@@ -252,23 +252,26 @@ void NetlinkRdmaHandler::QueuePlaceholders(const SyscallView& call,
                std::strerror(errno));
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> NetlinkRdmaHandler::PlaceholderAtHead() {
+Result<std::optional<std::pair<uint32_t, uint32_t>>> NetlinkRdmaHandler::PlaceholderAtHead() {
+  using Head = std::optional<std::pair<uint32_t, uint32_t>>;
   // netlink_ack() of a header-only NOOP: nlmsghdr, error 0, the NOOP's header echoed.
   struct {
     nlmsghdr h;
     nlmsgerr e;
   } ack{};
   const ssize_t n = recv(socket_.get(), &ack, sizeof(ack), MSG_PEEK | MSG_DONTWAIT | MSG_TRUNC);
+  if (n < 0 && errno != EAGAIN && errno != EINTR)
+    return Fail(errno, "the socket's pending error: {}", std::strerror(errno));
   if (n < static_cast<ssize_t>(sizeof(ack)) || ack.h.nlmsg_type != NLMSG_ERROR ||
       ack.e.error != 0 || ack.e.msg.nlmsg_type != NLMSG_NOOP)
-    return std::nullopt;
+    return Head();
   for (size_t i = 0; i < queued_.size(); ++i)
     if (queued_[i].first == ack.e.msg.nlmsg_seq) {
       // Placeholders before it were consumed unseen: their answers are stale.
       queued_.erase(queued_.begin(), queued_.begin() + static_cast<std::ptrdiff_t>(i));
-      return std::pair{ack.e.msg.nlmsg_seq, ack.h.nlmsg_pid};
+      return Head(std::pair{ack.e.msg.nlmsg_seq, ack.h.nlmsg_pid});
     }
-  return std::nullopt;
+  return Head();
 }
 
 EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess& tracee) {
@@ -443,7 +446,9 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
   if (call.nr == SYS_recvfrom) flags = static_cast<int>(call.args[3]);
   if (call.nr == SYS_recvmsg) flags = static_cast<int>(call.args[2]);
   if ((flags & MSG_ERRQUEUE) != 0) return EntryDecision::Allow();  // not the data queue
-  const auto head = PlaceholderAtHead();
+  const auto peeked = PlaceholderAtHead();
+  if (!peeked.ok()) return EntryDecision::Emulate(-static_cast<long>(peeked.error().errnum));
+  const auto& head = *peeked;
   if (!head) return EntryDecision::Allow();
   if (call.nr == SYS_recvmmsg)
     return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(

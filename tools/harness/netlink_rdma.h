@@ -106,8 +106,10 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   // Queues a placeholder in the program's socket for each datagram (after its send).
   void QueuePlaceholders(const SyscallView& call, std::vector<NetlinkDatagram> answers);
   // The answer whose placeholder is the next datagram of the socket, with the port id the
-  // kernel addressed it to; nullopt when the next one is the kernel's own (or none).
-  std::optional<std::pair<uint32_t, uint32_t>> PlaceholderAtHead();
+  // kernel addressed it to; nullopt when the next one is the kernel's own (or none). An error
+  // is the socket's pending one (ENOBUFS after an overrun), which the peek took: the program's
+  // receive must report it, as it would have first (__skb_try_recv_datagram(): sock_error()).
+  Result<std::optional<std::pair<uint32_t, uint32_t>>> PlaceholderAtHead();
 
   Log& log_;
   std::shared_ptr<const std::vector<NetlinkDevice>> devices_;  // null: answer nothing
