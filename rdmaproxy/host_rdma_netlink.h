@@ -1,7 +1,7 @@
 // HostRdmaNetlink: a NETLINK_RDMA socket of the proxy's own, to ask the host kernel one
 // request at a time and get its whole answer back as raw netlink messages -- what
 // QueryHostRdmaDevices parses, and what the harness narrows to the allowed devices before a
-// program sees it (tools/harness/netlink_answer.h).
+// program sees it (netlink_answer.h).
 #pragma once
 
 #include <cstddef>

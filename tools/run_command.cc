@@ -222,7 +222,7 @@ int RunProgram(const RunOptions& options, harness::SignalForwarding& signals) {
       options.refuse_netlink ? NetlinkRdmaMode::kRefused : NetlinkRdmaMode::kFiltered;
   // The program's RDMA netlink device queries are answered about the allowed devices, under
   // their sandbox uverbs names (netlink_answer.h).
-  auto netlink_devices = std::make_shared<std::vector<NetlinkDevice>>();
+  auto netlink_devices = std::make_shared<std::vector<proxy::NetlinkDevice>>();
   for (const DeviceMapping& d : context.devices)
     netlink_devices->push_back({d.host.index, d.sandbox_uverbs});
   harness.netlink_devices = std::move(netlink_devices);

@@ -204,8 +204,8 @@ Answer AskUverbs(int fd, const char* what, uint32_t index, bool report) {
 
 int Ret(long r) { return r < 0 ? errno : 0; }
 
-// A GET dump waited for with poll, then read datagram by datagram until NLMSG_DONE: how many
-// messages the first holds and how many datagrams there are.
+// A GET dump waited for with poll, then read datagram by datagram (read, then readv) until
+// NLMSG_DONE: how many messages the first holds and how many datagrams there are.
 void AskPolled(int fd) {
   const std::vector<char> m =
       Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
@@ -215,7 +215,9 @@ void AskPolled(int fd) {
   std::vector<char> buf(65536);
   int first = -1, datagrams = 0;
   for (bool done = false; !done;) {
-    const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+    // The first datagram with read(), the rest with readv() into two halves.
+    iovec halves[2] = {{buf.data(), buf.size() / 2}, {buf.data() + buf.size() / 2, buf.size() / 2}};
+    const ssize_t n = datagrams == 0 ? read(fd, buf.data(), buf.size()) : readv(fd, halves, 2);
     if (n < 0) return Report("get_poll", errno);
     ++datagrams;
     int messages = 0;

@@ -14,10 +14,12 @@
 
 #include <array>
 #include <chrono>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "abi/result.h"
+#include "rdmaproxy/netlink_answer.h"
 #include "tools/harness/fd_range.h"
 #include "tools/harness/handler.h"
 #include "tools/harness/harness_log.h"
@@ -87,7 +89,7 @@ struct HarnessOptions {
   bool freeze_address_space = true;                 // TracerOptions::freeze_address_space
   std::chrono::microseconds stop_poll{0};           // TracerOptions::stop_poll
   NetlinkRdmaMode netlink_rdma = NetlinkRdmaMode::kFiltered;  // --refuse-netlink: kRefused
-  std::shared_ptr<const std::vector<NetlinkDevice>> netlink_devices;  // TracerOptions's
+  std::shared_ptr<const std::vector<proxy::NetlinkDevice>> netlink_devices;  // TracerOptions's
   // How the scratch region's read-only half is kept read-only (docs/harness.md, "The scratch
   // region"): kAuto seals it where the kernel has mseal(2) and uses the fixed window and its
   // filter rules elsewhere; kWindow uses the window on any kernel (tests).

@@ -193,7 +193,7 @@ Result<FilteredNetlink> NetlinkRdmaHandler::Filter(const SyscallView& call,
 
 std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
     std::span<const std::byte> message) {
-  const auto query = AnswerableQuery(message, *devices_);
+  const auto query = proxy::AnswerableQuery(message, *devices_);
   if (!query) return std::nullopt;
   if (!host_) {
     auto opened = proxy::HostRdmaNetlink::Open();
@@ -209,7 +209,7 @@ std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
                RdmaNetlinkTypeName(HeaderOf(message).nlmsg_type), host.error().ToString());
     return std::nullopt;
   }
-  auto narrowed = NarrowAnswer(*query, message, *host, *devices_);
+  auto narrowed = proxy::NarrowAnswer(*query, message, *host, *devices_);
   if (!narrowed.ok() || narrowed->empty()) {
     log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
                RdmaNetlinkTypeName(HeaderOf(message).nlmsg_type),
@@ -455,7 +455,7 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
         "NETLINK_RDMA fd {}: recvmmsg of an answer the harness gives is not proxied; use "
         "recv, recvfrom or recvmsg", call.fd)});
   NetlinkDatagram answer = queued_.front().second;
-  SetPortId(answer, head->second);
+  proxy::SetPortId(answer, head->second);
 
   // Where the datagram goes: one buffer (read, recvfrom) or iovecs (readv, recvmsg).
   TraceeMemory& memory = tracee.memory();
@@ -472,10 +472,18 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
       at = reinterpret_cast<uint64_t>(m.msg_iov);
       count = m.msg_iovlen;
     }
-    if (count > IOV_MAX) return EntryDecision::Emulate(-EMSGSIZE);  // import_iovec()
+    // import_iovec(): readv says EINVAL, recvmsg (copy_msghdr_from_user()) EMSGSIZE.
+    if (count > IOV_MAX) return EntryDecision::Emulate(call.nr == SYS_readv ? -EINVAL : -EMSGSIZE);
     iov.resize(count);
     if (count != 0 && !memory.Read(at, std::as_writable_bytes(std::span(iov))).ok())
       return EntryDecision::Emulate(-EFAULT);
+  }
+  // From here on the kernel has taken the datagram off the queue (netlink_recvmsg() frees
+  // it whether the copy out succeeds or not); a peek leaves it.
+  if ((flags & MSG_PEEK) == 0) {
+    std::byte discard[64];
+    (void)recv(socket_.get(), discard, sizeof(discard), MSG_DONTWAIT);
+    queued_.pop_front();
   }
   size_t copied = 0;
   for (const iovec& v : iov) {
@@ -513,12 +521,6 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
                       std::as_bytes(std::span(&no_control, 1))).ok() ||
         !memory.Write(msg + offsetof(msghdr, msg_flags), std::as_bytes(std::span(&msg_flags, 1))).ok())
       return EntryDecision::Emulate(-EFAULT);
-  }
-  if ((flags & MSG_PEEK) == 0) {
-    // The placeholder goes, as the datagram would have.
-    std::byte discard[64];
-    (void)recv(socket_.get(), discard, sizeof(discard), MSG_DONTWAIT);
-    queued_.pop_front();
   }
   log_.Trace("[pid {}] NETLINK_RDMA fd {}: {} bytes of the harness's answer received{}",
              call.tid, call.fd, copied, (flags & MSG_PEEK) != 0 ? " (peeked)" : "");

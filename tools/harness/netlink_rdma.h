@@ -53,11 +53,14 @@
 #include "abi/result.h"
 #include "abi/unique_fd.h"
 #include "rdmaproxy/host_rdma_netlink.h"
-#include "tools/harness/netlink_answer.h"
+#include "rdmaproxy/netlink_answer.h"
 #include "tools/harness/handler.h"
 #include "tools/harness/harness_log.h"
 
 namespace rxp::harness {
+
+using proxy::NetlinkDatagram;
+using proxy::NetlinkDevice;
 
 struct FilteredNetlink {
   std::vector<std::byte> bytes;      // what the kernel is given: same length as the request

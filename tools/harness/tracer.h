@@ -52,7 +52,7 @@
 #include "tools/harness/ptrace_ops.h"
 #include "tools/harness/regs.h"
 #include "tools/harness/seccomp_filter.h"
-#include "tools/harness/netlink_answer.h"
+#include "rdmaproxy/netlink_answer.h"
 #include "tools/harness/stop_waiter.h"
 #include "tools/harness/syscall_injector.h"
 
@@ -111,7 +111,7 @@ struct TracerOptions {
   Log* log = nullptr;                       // null: errors to stderr, no trace
   // The devices whose RDMA netlink queries the harness answers on a program's NETLINK_RDMA
   // socket (netlink_answer.h). Null: none; every device query gets the kernel's EINVAL.
-  std::shared_ptr<const std::vector<NetlinkDevice>> netlink_devices;
+  std::shared_ptr<const std::vector<proxy::NetlinkDevice>> netlink_devices;
   // Kept up to date with the traced processes alive (null: not kept). `on_first_gone` runs
   // once, when every thread of the first program has reported its exit (PTRACE_EVENT_EXIT:
   // none returns to user space; a signal sent to it now would be lost) or, if that was not

@@ -1,4 +1,4 @@
-#include "tools/harness/netlink_answer.h"
+#include "rdmaproxy/netlink_answer.h"
 
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
@@ -7,11 +7,9 @@
 #include <cstring>
 #include <string_view>
 
-namespace rxp::harness {
+namespace rxp::proxy {
 namespace {
 
-using proxy::NetlinkAttribute;
-using proxy::NetlinkAttributes;
 
 // NLMSG_ALIGN and NLA_ALIGN (both 4), on size_t.
 constexpr size_t Align4(size_t n) { return (n + 3) & ~size_t{3}; }
@@ -124,7 +122,7 @@ std::optional<AnsweredQuery> AnswerableQuery(std::span<const std::byte> message,
 
 Result<std::vector<NetlinkDatagram>> NarrowAnswer(
     AnsweredQuery query, std::span<const std::byte> request,
-    const std::vector<proxy::NetlinkMessages>& host, std::span<const NetlinkDevice> allowed) {
+    const std::vector<NetlinkMessages>& host, std::span<const NetlinkDevice> allowed) {
   if (request.size() < NLMSG_HDRLEN)
     return Fail(EINVAL, "netlink request of {} bytes", request.size());
   const nlmsghdr asked = HeaderOf(request);
@@ -134,7 +132,7 @@ Result<std::vector<NetlinkDatagram>> NarrowAnswer(
       allowed);
   // One host message as the program gets it; nullopt when it does not.
   using Narrowed = std::optional<std::vector<std::byte>>;
-  const auto narrow = [&](const proxy::NetlinkMessage& m) -> Result<Narrowed> {
+  const auto narrow = [&](const NetlinkMessage& m) -> Result<Narrowed> {
     if (m.size() < NLMSG_HDRLEN || HeaderOf(m).nlmsg_len != m.size())
       return Fail(EPROTO, "the host's answer has a malformed {}-byte message", m.size());
     std::vector<std::byte> out = m;
@@ -171,9 +169,9 @@ Result<std::vector<NetlinkDatagram>> NarrowAnswer(
     return Narrowed(std::move(out));
   };
   std::vector<NetlinkDatagram> datagrams;
-  for (const proxy::NetlinkMessages& host_datagram : host) {
+  for (const NetlinkMessages& host_datagram : host) {
     NetlinkDatagram datagram;
-    for (const proxy::NetlinkMessage& m : host_datagram) {
+    for (const NetlinkMessage& m : host_datagram) {
       auto out = narrow(m);
       if (!out.ok()) return std::move(out).error();
       if (*out) Append(datagram, **out);
@@ -193,4 +191,4 @@ void SetPortId(NetlinkDatagram& datagram, uint32_t port_id) {
   }
 }
 
-}  // namespace rxp::harness
+}  // namespace rxp::proxy

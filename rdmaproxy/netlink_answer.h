@@ -1,6 +1,7 @@
-// The RDMA netlink queries the harness answers for a traced program itself -- from the host
-// kernel's own answer, narrowed to the devices the program may use -- instead of letting the
-// kernel answer them with every host device:
+// The RDMA netlink queries a sandbox answers for its app itself -- from the host kernel's own
+// answer, narrowed to the devices the app may use -- instead of letting the kernel answer them
+// with every host device (`rdmaproxy run` does: tools/harness/netlink_rdma.h; an embedder
+// serving the app's NETLINK_RDMA socket can do the same):
 //   RDMA_NLDEV_CMD_GET          dump (every allowed device) or one allowed DEV_INDEX:
 //                               libibverbs' device list (find_sysfs_devs_nl(), which gives
 //                               ibv_get_device_index() its value), `rdma dev`;
@@ -8,10 +9,10 @@
 //   RDMA_NLDEV_CMD_GET_CHARDEV  "uverbs" of an allowed DEV_INDEX, with CHARDEV_NAME the
 //                               sandbox's uverbs name (find_uverbs_nl_cb(); the char device
 //                               number stays the host's, which is what stat() of the sandbox
-//                               node shows: device_view.h); "rdma_cm" (no DEV_INDEX), as the
+//                               node shows under the harness); "rdma_cm" (no DEV_INDEX), as the
 //                               host has it (librdmacm's ABI check).
 // Anything else -- another device's index, resource tracking, counters, link changes -- is not
-// answered here: netlink_rdma.h retypes it so the kernel answers EINVAL, as for a device that
+// answered here: the harness retypes it so the kernel answers EINVAL, as for a device that
 // does not exist.
 #pragma once
 
@@ -25,7 +26,7 @@
 #include "abi/result.h"
 #include "rdmaproxy/host_rdma_netlink.h"
 
-namespace rxp::harness {
+namespace rxp::proxy {
 
 // An allowed device as RDMA netlink names it.
 struct NetlinkDevice {
@@ -50,10 +51,10 @@ using NetlinkDatagram = std::vector<std::byte>;
 // NLMSG_ERROR echoing the request's own header. Port ids are left 0 (SetPortId).
 Result<std::vector<NetlinkDatagram>> NarrowAnswer(
     AnsweredQuery query, std::span<const std::byte> request,
-    const std::vector<proxy::NetlinkMessages>& host, std::span<const NetlinkDevice> allowed);
+    const std::vector<NetlinkMessages>& host, std::span<const NetlinkDevice> allowed);
 
 // Sets nlmsg_pid of every message in `datagram`: the receiving socket's port id, which the
 // kernel puts in each answer (rdma_nl_unicast(): NETLINK_CB(skb).portid).
 void SetPortId(NetlinkDatagram& datagram, uint32_t port_id);
 
-}  // namespace rxp::harness
+}  // namespace rxp::proxy

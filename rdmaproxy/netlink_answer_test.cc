@@ -1,4 +1,4 @@
-#include "tools/harness/netlink_answer.h"
+#include "rdmaproxy/netlink_answer.h"
 
 #include <linux/netlink.h>
 #include <rdma/rdma_netlink.h>
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace rxp::harness {
+namespace rxp::proxy {
 namespace {
 
 constexpr uint16_t Nldev(unsigned op) { return static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, op)); }
@@ -37,7 +37,7 @@ struct Message {
     Put(data, len);
     return *this;
   }
-  proxy::NetlinkMessage Done() {
+  NetlinkMessage Done() {
     const auto len = static_cast<uint32_t>(bytes.size());
     std::memcpy(bytes.data(), &len, sizeof(len));
     return bytes;
@@ -64,7 +64,7 @@ std::vector<std::string> Describe(const NetlinkDatagram& d) {
     const nlmsghdr h = HeaderAt(d, at);
     std::string line = std::to_string(h.nlmsg_type) + " seq " + std::to_string(h.nlmsg_seq) +
                        " pid " + std::to_string(h.nlmsg_pid);
-    for (const auto& a : proxy::NetlinkAttributes(std::span(d).subspan(at, h.nlmsg_len))) {
+    for (const auto& a : NetlinkAttributes(std::span(d).subspan(at, h.nlmsg_len))) {
       if (a.type == RDMA_NLDEV_ATTR_DEV_INDEX) {
         uint32_t v;
         std::memcpy(&v, a.payload.data(), sizeof(v));
@@ -81,7 +81,7 @@ std::vector<std::string> Describe(const NetlinkDatagram& d) {
 
 const std::vector<NetlinkDevice> kAllowed = {{1, "uverbs0"}, {3, "uverbs1"}};
 
-TEST_CASE("the device queries of allowed devices are the harness's to answer", "[netlink_answer]") {
+TEST_CASE("the device queries of allowed devices are the sandbox's to answer", "[rdmaproxy][netlink_answer]") {
   using Q = AnsweredQuery;
   const uint16_t req = NLM_F_REQUEST;
   auto ask = [](Message m) { return AnswerableQuery(m.Done(), kAllowed); };
@@ -111,10 +111,10 @@ TEST_CASE("the device queries of allowed devices are the harness's to answer", "
   CHECK_FALSE(ask(Message(static_cast<uint16_t>(RDMA_NL_GET_TYPE(RDMA_NL_LS, 2)), req, 1)));
 }
 
-TEST_CASE("a device dump keeps the allowed devices, in the kernel's datagrams", "[netlink_answer]") {
-  const proxy::NetlinkMessage request = Message(Nldev(RDMA_NLDEV_CMD_GET), NLM_F_REQUEST | NLM_F_DUMP, 77).Done();
+TEST_CASE("a device dump keeps the allowed devices, in the kernel's datagrams", "[rdmaproxy][netlink_answer]") {
+  const NetlinkMessage request = Message(Nldev(RDMA_NLDEV_CMD_GET), NLM_F_REQUEST | NLM_F_DUMP, 77).Done();
   // nldev_get_dumpit(): a device per datagram, NLMSG_DONE in its own.
-  std::vector<proxy::NetlinkMessages> host;
+  std::vector<NetlinkMessages> host;
   for (uint32_t index : {0u, 1u, 2u, 3u})
     host.push_back({Message(Nldev(RDMA_NLDEV_CMD_GET), NLM_F_MULTI, 5)
                         .U32(RDMA_NLDEV_ATTR_DEV_INDEX, index)
@@ -143,18 +143,18 @@ TEST_CASE("a device dump keeps the allowed devices, in the kernel's datagrams", 
                                                               get + " seq 77 pid 0 index 1",
                                                               std::to_string(NLMSG_DONE) + " seq 77 pid 0"});
   // A malformed host message is an error, not an answer.
-  proxy::NetlinkMessage bad = host[1][0];
+  NetlinkMessage bad = host[1][0];
   bad.pop_back();
   CHECK(NarrowAnswer(AnsweredQuery::kDeviceGet, request, {{bad}}, kAllowed).error().errnum == EPROTO);
 }
 
-TEST_CASE("a uverbs char device is renamed, and errors echo the program's header", "[netlink_answer]") {
-  const proxy::NetlinkMessage request = Message(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV), NLM_F_REQUEST | NLM_F_ACK, 9)
+TEST_CASE("a uverbs char device is renamed, and errors echo the program's header", "[rdmaproxy][netlink_answer]") {
+  const NetlinkMessage request = Message(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV), NLM_F_REQUEST | NLM_F_ACK, 9)
                                             .U32(RDMA_NLDEV_ATTR_DEV_INDEX, 3)
                                             .Str(RDMA_NLDEV_ATTR_CHARDEV_TYPE, "uverbs")
                                             .Done();
   const uint64_t abi = 1;
-  std::vector<proxy::NetlinkMessages> host = {
+  std::vector<NetlinkMessages> host = {
       {Message(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV), 0, 2)
            .Attr(RDMA_NLDEV_ATTR_CHARDEV_ABI, &abi, sizeof(abi))
            .Str(RDMA_NLDEV_ATTR_CHARDEV_NAME, "uverbs12")
@@ -171,7 +171,7 @@ TEST_CASE("a uverbs char device is renamed, and errors echo the program's header
   REQUIRE(out->size() == 2);  // the reply and the acknowledgement: their own datagrams
   CHECK(Describe((*out)[0]) == std::vector<std::string>{
       std::to_string(Nldev(RDMA_NLDEV_CMD_GET_CHARDEV)) + " seq 9 pid 0 name uverbs1"});
-  const auto attrs = proxy::NetlinkAttributes((*out)[0]);
+  const auto attrs = NetlinkAttributes((*out)[0]);
   REQUIRE(attrs.size() == 3);  // the other attributes as the host gave them
   CHECK(attrs[2].type == RDMA_NLDEV_ATTR_UVERBS_DRIVER_ID);
   nlmsghdr echoed;
@@ -181,7 +181,7 @@ TEST_CASE("a uverbs char device is renamed, and errors echo the program's header
 
   // A port query answered as RDMA_NLDEV_CMD_GET (nldev_port_get_doit()) is kept; another
   // device's message is not.
-  const proxy::NetlinkMessage port = Message(Nldev(RDMA_NLDEV_CMD_PORT_GET), NLM_F_REQUEST, 4)
+  const NetlinkMessage port = Message(Nldev(RDMA_NLDEV_CMD_PORT_GET), NLM_F_REQUEST, 4)
                                          .U32(RDMA_NLDEV_ATTR_DEV_INDEX, 1)
                                          .U32(RDMA_NLDEV_ATTR_PORT_INDEX, 1)
                                          .Done();
@@ -195,4 +195,4 @@ TEST_CASE("a uverbs char device is renamed, and errors echo the program's header
 }
 
 }  // namespace
-}  // namespace rxp::harness
+}  // namespace rxp::proxy
