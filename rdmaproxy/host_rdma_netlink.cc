@@ -89,6 +89,18 @@ Result<std::vector<NetlinkMessages>> HostRdmaNetlink::Ask(std::span<const std::b
   }
 }
 
+Result<void> HostRdmaNetlink::MirrorAckOptions(int program_socket) {
+  for (int option : {NETLINK_CAP_ACK, NETLINK_EXT_ACK}) {
+    int on = 0;
+    socklen_t len = sizeof(on);
+    if (getsockopt(program_socket, SOL_NETLINK, option, &on, &len) != 0)
+      return Fail(errno, "getsockopt(SOL_NETLINK, {}): {}", option, strerror(errno));
+    if (setsockopt(sock_.get(), SOL_NETLINK, option, &on, sizeof(on)) != 0)
+      return Fail(errno, "setsockopt(SOL_NETLINK, {}): {}", option, strerror(errno));
+  }
+  return Ok();
+}
+
 std::vector<NetlinkAttribute> NetlinkAttributes(std::span<const std::byte> message) {
   std::vector<NetlinkAttribute> attrs;
   const size_t end = std::min<size_t>(message.size(), HeaderOf(message).nlmsg_len);

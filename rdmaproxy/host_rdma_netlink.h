@@ -34,6 +34,13 @@ class HostRdmaNetlink {
   // second.
   Result<std::vector<NetlinkMessages>> Ask(std::span<const std::byte> request);
 
+  // The acknowledgement options of the socket whose request this one asks for someone else
+  // (`program_socket`, any NETLINK_RDMA socket): NETLINK_CAP_ACK (an error's echo of the
+  // request capped to its header) and NETLINK_EXT_ACK (an error's message attributes), so the
+  // kernel shapes the answer as it would for that socket (netlink_ack()). Errors: getsockopt's
+  // or setsockopt's.
+  Result<void> MirrorAckOptions(int program_socket);
+
  private:
   explicit HostRdmaNetlink(UniqueFd sock) : sock_(std::move(sock)) {}
   UniqueFd sock_;

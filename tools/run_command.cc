@@ -301,8 +301,9 @@ void AddRunCommands(CLI::App& app) {
   run->add_flag("--refuse-netlink", options->refuse_netlink,
                 "Refuse NETLINK_RDMA sockets (EPROTONOSUPPORT, as on a kernel without RDMA "
                 "netlink) instead of giving the program its own socket whose requests are "
-                "filtered (only RDMA_NLDEV_CMD_SYS_GET, the copy-on-fork answer, reaches the "
-                "kernel)");
+                "filtered (RDMA_NLDEV_CMD_SYS_GET, the copy-on-fork answer, reaches the kernel; "
+                "the device list, port and uverbs queries are answered about the allowed "
+                "devices; every other request gets EINVAL)");
   run->add_option("--stop-poll-us", options->stop_poll_us,
                   "Poll up to this many microseconds for the program's next stop before "
                   "sleeping in waitpid (adaptive; never on one CPU). Faster stops for one "

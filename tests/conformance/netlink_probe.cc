@@ -11,6 +11,10 @@
 //                                                         first, as libnl can)
 //   get_recvmsg_trunc      ok whole>64=1 trunc=1 from=0 namelen=12   (its first datagram read
 //                                                         with recvmsg into 64 bytes)
+//   port_bad, port_bad_capped   errno EINVAL len=N flags=F   (PORT_GET of port 99 of the
+//                                                         first listed device: the error's
+//                                                         echo, whole or capped to the
+//                                                         header with NETLINK_CAP_ACK)
 //   get_poll               ok readable=1 first_datagram=M datagrams=D   (poll says readable
 //                                                         before the first receive; the
 //                                                         dump's shape, datagram by datagram)
@@ -204,6 +208,35 @@ Answer AskUverbs(int fd, const char* what, uint32_t index, bool report) {
 
 int Ret(long r) { return r < 0 ? errno : 0; }
 
+// PORT_GET of a port the device does not have (nldev_port_get_doit(): EINVAL), acknowledged:
+// the error message's length and flags show how much of the request it echoes, which
+// NETLINK_CAP_ACK caps to the header (netlink_ack()).
+void AskBadPort(int fd, const char* what, uint32_t index, bool capped) {
+  const int on = capped ? 1 : 0;
+  if (setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &on, sizeof(on)) != 0) return Report(what, errno);
+  struct {
+    nlattr a;
+    uint32_t index;
+    nlattr b;
+    uint32_t port;
+  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index, {8, RDMA_NLDEV_ATTR_PORT_INDEX}, 99};
+  const std::vector<char> m = Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_PORT_GET),
+                                      NLM_F_ACK, &attrs, sizeof(attrs));
+  if (send(fd, m.data(), m.size(), 0) < 0) return Report(what, errno);
+  std::vector<char> buf(65536);
+  const ssize_t n = recv(fd, buf.data(), buf.size(), 0);
+  if (n < 0) return Report(what, errno);
+  nlmsghdr h{};
+  nlmsgerr e{};
+  std::memcpy(&h, buf.data(), std::min(sizeof(h), static_cast<size_t>(n)));
+  if (static_cast<size_t>(n) >= sizeof(h) + sizeof(e)) std::memcpy(&e, buf.data() + sizeof(h), sizeof(e));
+  std::printf("%s %s len=%u flags=%#x echoed_seq_ok=%d\n", what,
+              h.nlmsg_type == NLMSG_ERROR && e.error < 0 ? strerrorname_np(-e.error) : "no-error",
+              h.nlmsg_len, h.nlmsg_flags, e.msg.nlmsg_seq == h.nlmsg_seq ? 1 : 0);
+  const int off = 0;
+  setsockopt(fd, SOL_NETLINK, NETLINK_CAP_ACK, &off, sizeof(off));
+}
+
 // A GET dump waited for with poll, then read datagram by datagram (read, then readv) until
 // NLMSG_DONE: how many messages the first holds and how many datagrams there are.
 void AskPolled(int fd) {
@@ -300,6 +333,10 @@ int main() {
       each += (each.empty() ? "" : ",") + name + "=" + a.chardev;
     }
     Report("get_chardev_each", err, each.c_str());
+    if (!listed.devices.empty()) {
+      AskBadPort(fd, "port_bad", listed.devices.front().second, false);
+      AskBadPort(fd, "port_bad_capped", listed.devices.front().second, true);
+    }
   }
 
   // Multicast groups (device events, LS) and another netlink socket (bound: it has a port) as

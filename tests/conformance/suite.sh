@@ -971,7 +971,7 @@ case_netlink() {
   fi
   want="socket ok
 bind ok
-$(grep -E '^(sys_get_|get)' <<<"$native")
+$(grep -E '^(sys_get_|get|port_bad)' <<<"$native")
 bind_other ok
 bind_groups errno EPERM
 add_membership errno EPERM

@@ -203,6 +203,9 @@ std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
     }
     host_.emplace(std::move(*opened));
   }
+  // An error in the answer is echoed as the program's socket asks for it.
+  if (auto mirrored = host_->MirrorAckOptions(socket_.get()); !mirrored.ok())
+    log_.Error("NETLINK_RDMA: {}", mirrored.error().ToString());
   auto host = host_->Ask(message);
   if (!host.ok()) {
     log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
