@@ -18,8 +18,6 @@ namespace {
 constexpr uint16_t kNldevGet = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
 constexpr uint16_t kNldevGetChardev = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET_CHARDEV);
 
-size_t Align4(size_t n) { return (n + 3) & ~size_t{3}; }
-
 // A netlink request under construction: header + attributes.
 class Request {
  public:
@@ -35,7 +33,7 @@ class Request {
     nlattr a{static_cast<uint16_t>(sizeof(nlattr) + len), type};
     Put(&a, sizeof(a));
     Put(data, len);
-    bytes_.resize(Align4(bytes_.size()));
+    bytes_.resize(NetlinkAlign(bytes_.size()));
   }
   std::vector<std::byte> Done() {
     const auto len = static_cast<uint32_t>(bytes_.size());

@@ -9,15 +9,12 @@
 #include <cstring>
 
 namespace rxp::proxy {
-namespace {
 
-nlmsghdr HeaderOf(std::span<const std::byte> m) {
+nlmsghdr NetlinkHeader(std::span<const std::byte> message) {
   nlmsghdr h{};
-  std::memcpy(&h, m.data(), std::min(m.size(), sizeof(h)));
+  std::memcpy(&h, message.data(), std::min(message.size(), sizeof(h)));
   return h;
 }
-
-}  // namespace
 
 Result<HostRdmaNetlink> HostRdmaNetlink::Open() {
   UniqueFd sock(socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA));
@@ -34,10 +31,10 @@ Result<HostRdmaNetlink> HostRdmaNetlink::Open() {
 }
 
 Result<std::vector<NetlinkMessages>> HostRdmaNetlink::Ask(std::span<const std::byte> request) {
-  if (request.size() < sizeof(nlmsghdr) || HeaderOf(request).nlmsg_len != request.size())
+  if (request.size() < sizeof(nlmsghdr) || NetlinkHeader(request).nlmsg_len != request.size())
     return Fail(EINVAL, "netlink request of {} bytes is not one message", request.size());
   std::vector<std::byte> out(request.begin(), request.end());
-  nlmsghdr h = HeaderOf(out);
+  nlmsghdr h = NetlinkHeader(out);
   const bool dump = (h.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
   const uint32_t seq = seq_++;
   h.nlmsg_seq = seq;
@@ -51,7 +48,7 @@ Result<std::vector<NetlinkMessages>> HostRdmaNetlink::Ask(std::span<const std::b
     noop.nlmsg_type = NLMSG_NOOP;
     noop.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK;
     noop.nlmsg_seq = sentinel;
-    const size_t at = NLMSG_ALIGN(out.size());
+    const size_t at = NetlinkAlign(out.size());
     out.resize(at + sizeof(noop));
     std::memcpy(out.data() + at, &noop, sizeof(noop));
   }
@@ -70,12 +67,12 @@ Result<std::vector<NetlinkMessages>> HostRdmaNetlink::Ask(std::span<const std::b
     NetlinkMessages datagram;
     bool done = false;
     for (size_t at = 0; !done && total - at >= sizeof(nlmsghdr);) {
-      const nlmsghdr m = HeaderOf(std::span(buf).subspan(at));
+      const nlmsghdr m = NetlinkHeader(std::span(buf).subspan(at));
       if (m.nlmsg_len < sizeof(m) || m.nlmsg_len > total - at)
         return Fail(EPROTO, "netlink: a {}-byte message with {} bytes left", m.nlmsg_len,
                     total - at);
       const auto bytes = std::span(buf).subspan(at, m.nlmsg_len);
-      at += std::min<size_t>(NLMSG_ALIGN(m.nlmsg_len), total - at);
+      at += std::min<size_t>(NetlinkAlign(m.nlmsg_len), total - at);
       if (!dump && m.nlmsg_seq == sentinel) {
         done = true;
         break;
@@ -103,7 +100,7 @@ Result<void> HostRdmaNetlink::MirrorAckOptions(int program_socket) {
 
 std::vector<NetlinkAttribute> NetlinkAttributes(std::span<const std::byte> message) {
   std::vector<NetlinkAttribute> attrs;
-  const size_t end = std::min<size_t>(message.size(), HeaderOf(message).nlmsg_len);
+  const size_t end = std::min<size_t>(message.size(), NetlinkHeader(message).nlmsg_len);
   size_t at = NLMSG_HDRLEN;
   while (at + sizeof(nlattr) <= end) {
     nlattr a;
@@ -111,7 +108,7 @@ std::vector<NetlinkAttribute> NetlinkAttributes(std::span<const std::byte> messa
     if (a.nla_len < sizeof(a) || a.nla_len > end - at) break;
     attrs.push_back({static_cast<uint16_t>(a.nla_type & NLA_TYPE_MASK),
                      message.subspan(at + sizeof(a), a.nla_len - sizeof(a)), at, a.nla_len});
-    at += NLA_ALIGN(a.nla_len);
+    at += NetlinkAlign(a.nla_len);
   }
   return attrs;
 }

@@ -4,6 +4,8 @@
 // program sees it (netlink_answer.h).
 #pragma once
 
+#include <linux/netlink.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -46,6 +48,12 @@ class HostRdmaNetlink {
   UniqueFd sock_;
   uint32_t seq_ = 1;
 };
+
+// The nlmsghdr at the start of `message` (zeroed where `message` is shorter than one).
+nlmsghdr NetlinkHeader(std::span<const std::byte> message);
+
+// NLMSG_ALIGN and NLA_ALIGN (both 4 bytes), on size_t.
+constexpr size_t NetlinkAlign(size_t n) { return (n + 3) & ~size_t{3}; }
 
 // One attribute of a netlink message; nla_type's flag bits dropped.
 struct NetlinkAttribute {

@@ -10,16 +10,6 @@
 namespace rxp::proxy {
 namespace {
 
-
-// NLMSG_ALIGN and NLA_ALIGN (both 4), on size_t.
-constexpr size_t Align4(size_t n) { return (n + 3) & ~size_t{3}; }
-
-nlmsghdr HeaderOf(std::span<const std::byte> m) {
-  nlmsghdr h{};
-  std::memcpy(&h, m.data(), std::min(m.size(), sizeof(h)));
-  return h;
-}
-
 void PutHeader(std::vector<std::byte>& m, size_t at, const nlmsghdr& h) {
   std::memcpy(m.data() + at, &h, sizeof(h));
 }
@@ -65,22 +55,22 @@ std::vector<std::byte> WithChardevName(std::span<const std::byte> message, std::
     if (a.type == RDMA_NLDEV_ATTR_CHARDEV_NAME) {
       const nlattr h{static_cast<uint16_t>(sizeof(nlattr) + name.size() + 1),
                      RDMA_NLDEV_ATTR_CHARDEV_NAME};
-      out.resize(at + Align4(h.nla_len));
+      out.resize(at + NetlinkAlign(h.nla_len));
       std::memcpy(out.data() + at, &h, sizeof(h));
       std::memcpy(out.data() + at + sizeof(h), name.data(), name.size());
     } else {
-      out.resize(at + Align4(a.length));
+      out.resize(at + NetlinkAlign(a.length));
       std::memcpy(out.data() + at, message.data() + a.offset, a.length);
     }
   }
-  nlmsghdr h = HeaderOf(out);
+  nlmsghdr h = NetlinkHeader(out);
   h.nlmsg_len = static_cast<uint32_t>(out.size());
   PutHeader(out, 0, h);
   return out;
 }
 
 void Append(NetlinkDatagram& datagram, std::span<const std::byte> message) {
-  const size_t at = Align4(datagram.size());
+  const size_t at = NetlinkAlign(datagram.size());
   datagram.resize(at + message.size());
   std::memcpy(datagram.data() + at, message.data(), message.size());
 }
@@ -90,12 +80,12 @@ void Append(NetlinkDatagram& datagram, std::span<const std::byte> message) {
 std::optional<AnsweredQuery> AnswerableQuery(std::span<const std::byte> message,
                                              std::span<const NetlinkDevice> allowed) {
   if (message.size() < NLMSG_HDRLEN) return std::nullopt;
-  const nlmsghdr h = HeaderOf(message);
+  const nlmsghdr h = NetlinkHeader(message);
   // rdma_nl_rcv_skb() handles requests only; anything else it merely acknowledges.
   if ((h.nlmsg_flags & NLM_F_REQUEST) == 0) return std::nullopt;
   if (RDMA_NL_GET_CLIENT(h.nlmsg_type) != RDMA_NL_NLDEV) return std::nullopt;
   const bool dump = (h.nlmsg_flags & NLM_F_DUMP) == NLM_F_DUMP;
-  const auto attrs = NetlinkAttributes(message.first(std::min<size_t>(h.nlmsg_len, message.size())));
+  const auto attrs = NetlinkAttributes(message);
   const NetlinkDevice* device = Allowed(U32(attrs, RDMA_NLDEV_ATTR_DEV_INDEX), allowed);
   switch (RDMA_NL_GET_OP(h.nlmsg_type)) {
     case RDMA_NLDEV_CMD_GET:
@@ -125,18 +115,16 @@ Result<std::vector<NetlinkDatagram>> NarrowAnswer(
     const std::vector<NetlinkMessages>& host, std::span<const NetlinkDevice> allowed) {
   if (request.size() < NLMSG_HDRLEN)
     return Fail(EINVAL, "netlink request of {} bytes", request.size());
-  const nlmsghdr asked = HeaderOf(request);
-  const NetlinkDevice* device = Allowed(
-      U32(NetlinkAttributes(request.first(std::min<size_t>(asked.nlmsg_len, request.size()))),
-          RDMA_NLDEV_ATTR_DEV_INDEX),
-      allowed);
+  const nlmsghdr asked = NetlinkHeader(request);
+  const NetlinkDevice* device =
+      Allowed(U32(NetlinkAttributes(request), RDMA_NLDEV_ATTR_DEV_INDEX), allowed);
   // One host message as the program gets it; nullopt when it does not.
   using Narrowed = std::optional<std::vector<std::byte>>;
   const auto narrow = [&](const NetlinkMessage& m) -> Result<Narrowed> {
-    if (m.size() < NLMSG_HDRLEN || HeaderOf(m).nlmsg_len != m.size())
+    if (m.size() < NLMSG_HDRLEN || NetlinkHeader(m).nlmsg_len != m.size())
       return Fail(EPROTO, "the host's answer has a malformed {}-byte message", m.size());
     std::vector<std::byte> out = m;
-    const nlmsghdr h = HeaderOf(m);
+    const nlmsghdr h = NetlinkHeader(m);
     if (h.nlmsg_type == NLMSG_ERROR) {
       // netlink_ack() echoes the request's header (and, for a failure, its payload): the
       // program's own, not the one the harness sent.
@@ -162,7 +150,7 @@ Result<std::vector<NetlinkDatagram>> NarrowAnswer(
     } else if (h.nlmsg_type != NLMSG_DONE) {
       return Narrowed();  // nothing else belongs in these answers
     }
-    nlmsghdr patched = HeaderOf(out);
+    nlmsghdr patched = NetlinkHeader(out);
     patched.nlmsg_seq = asked.nlmsg_seq;
     patched.nlmsg_pid = 0;
     PutHeader(out, 0, patched);
@@ -183,11 +171,11 @@ Result<std::vector<NetlinkDatagram>> NarrowAnswer(
 
 void SetPortId(NetlinkDatagram& datagram, uint32_t port_id) {
   for (size_t at = 0; datagram.size() - at >= NLMSG_HDRLEN;) {
-    nlmsghdr h = HeaderOf(std::span(datagram).subspan(at));
+    nlmsghdr h = NetlinkHeader(std::span(datagram).subspan(at));
     h.nlmsg_pid = port_id;
     PutHeader(datagram, at, h);
     if (h.nlmsg_len < NLMSG_HDRLEN) return;
-    at += std::min<size_t>(Align4(h.nlmsg_len), datagram.size() - at);
+    at += std::min<size_t>(NetlinkAlign(h.nlmsg_len), datagram.size() - at);
   }
 }
 

@@ -55,12 +55,6 @@ constexpr struct {
 // Answers queued at most: a program that asks without ever reading.
 constexpr size_t kMaxQueued = 1024;
 
-nlmsghdr HeaderOf(std::span<const std::byte> m) {
-  nlmsghdr h{};
-  std::memcpy(&h, m.data(), std::min(m.size(), sizeof(h)));
-  return h;
-}
-
 // Scratch memory laid out piece by piece, each piece 8-byte aligned.
 class ScratchImage {
  public:
@@ -209,13 +203,13 @@ std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
   auto host = host_->Ask(message);
   if (!host.ok()) {
     log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
-               RdmaNetlinkTypeName(HeaderOf(message).nlmsg_type), host.error().ToString());
+               RdmaNetlinkTypeName(proxy::NetlinkHeader(message).nlmsg_type), host.error().ToString());
     return std::nullopt;
   }
   auto narrowed = proxy::NarrowAnswer(*query, message, *host, *devices_);
   if (!narrowed.ok() || narrowed->empty()) {
     log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
-               RdmaNetlinkTypeName(HeaderOf(message).nlmsg_type),
+               RdmaNetlinkTypeName(proxy::NetlinkHeader(message).nlmsg_type),
                narrowed.ok() ? "empty" : narrowed.error().ToString());
     return std::nullopt;
   }
