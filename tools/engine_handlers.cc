@@ -417,7 +417,10 @@ class UverbsHandler final : public EngineFileHandler {
     auto base = ioctl ? tracee.KernelScratch(size) : tracee.Scratch(size);
     if (!base) return Abandon(*command, base.error());
     std::vector<std::byte> image = command->image.Relocated(*base);
-    if (auto put = tracee.memory().Write(*base, image); !put) return Abandon(*command, put.error());
+    // A write()'s slot is read-only to the program: only a forced write reaches it.
+    auto put = ioctl ? tracee.memory().Write(*base, image)
+                     : tracee.memory().WriteForced(*base, image);
+    if (!put) return Abandon(*command, put.error());
     pending_[call.tid] = Pending{std::move(command), *base, std::move(image), ioctl};
     return EntryDecision::Allow().WithArg(ioctl ? 2 : 1, *base);
   }
@@ -471,7 +474,7 @@ class CmHandler final : public EngineFileHandler {
     std::vector<std::byte> image;
     if (base) {
       image = (*command)->image.Relocated(*base);
-      if (auto put = tracee.memory().Write(*base, image); !put) base = put.error();
+      if (auto put = tracee.memory().WriteForced(*base, image); !put) base = put.error();
     }
     if (!base) {
       const Error e = Fail(EAGAIN, "cannot place the command for the kernel: {}",

@@ -18,6 +18,11 @@
 //   get_poll               ok readable=1 first_datagram=M datagrams=D   (poll says readable
 //                                                         before the first receive; the
 //                                                         dump's shape, datagram by datagram)
+//   recv_*, read_*, readv_*, recvmsg_*, recvfrom_*   errno E kept=K | ok n=N kept=K
+//                          (a receive of a GET answer that the kernel refuses before its queue
+//                          -- a kernel buffer, IOV_MAX + 1 iovecs, a negative length, MSG_OOB --
+//                          or takes the datagram and then fails or truncates; kept: whether the
+//                          answer is still queued after it)
 //   bind_other, bind_groups, add_membership, sendto_peer, connect_peer, writev, truncated,
 //   sendfile, splice, aio_write (and their set-up steps)   ok | errno E
 // Natively as root everything succeeds (as another user, sending to or connecting to another
@@ -39,9 +44,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -298,6 +305,137 @@ void AskTruncated(int fd) {
   Report("get_recvmsg_trunc", 0, detail);
 }
 
+// Receives the kernel checks before it takes a datagram, and ones that take it and fail
+// after: each after a GET of device `index` (one datagram), then a plain MSG_DONTWAIT receive
+// says whether the answer is still queued. "NAME errno E kept=K" or "NAME ok n=N kept=K".
+void AskBadReceives(int fd, uint32_t index) {
+  struct {
+    nlattr a;
+    uint32_t index;
+  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
+  const uint16_t get = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
+  void* const unmapped = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  munmap(unmapped, 4096);
+  auto* const kernel = reinterpret_cast<void*>(uintptr_t{0xffff888000000000});
+  // A page the program can read, not write; each case that uses it fills it first.
+  void* const readonly = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  static char buf[8192];
+  static iovec many[IOV_MAX + 1];
+  for (iovec& v : many) v = {buf, 8};
+  sockaddr_nl from{};
+  socklen_t from_len = sizeof(from);
+  socklen_t negative_len = static_cast<socklen_t>(-1);
+  iovec one{buf, sizeof(buf)};
+
+  struct Case {
+    const char* name;
+    std::function<ssize_t()> receive;
+  };
+  const auto with = [&](iovec* iov, size_t count, void* name, socklen_t namelen) {
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = count;
+    m.msg_name = name;
+    m.msg_namelen = namelen;
+    return m;
+  };
+  msghdr m{};
+  const Case cases[] = {
+      {"recv_kernel_buffer", [&] { return recv(fd, kernel, 4096, 0); }},
+      {"read_huge_count", [&] {  // the raw call: the compiler refuses read() of SIZE_MAX
+         return static_cast<ssize_t>(syscall(SYS_read, fd, buf, SIZE_MAX));
+       }},
+      {"read_zero", [&] { return read(fd, buf, 0); }},
+      {"readv_zero", [&] {
+         iovec none{buf, 0};
+         return readv(fd, &none, 1);
+       }},
+      {"readv_iov_max", [&] { return readv(fd, many, IOV_MAX + 1); }},
+      {"recv_oob", [&] { return recv(fd, buf, sizeof(buf), MSG_OOB); }},
+      {"recvmsg_bad_msghdr", [&] { return recvmsg(fd, static_cast<msghdr*>(kernel), 0); }},
+      {"recvmsg_bad_iov", [&] {
+         m = with(static_cast<iovec*>(unmapped), 1, nullptr, 0);
+         return recvmsg(fd, &m, 0);
+       }},
+      {"recvmsg_iov_max", [&] {
+         m = with(many, IOV_MAX + 1, nullptr, 0);
+         return recvmsg(fd, &m, 0);
+       }},
+      {"recvmsg_negative_iov_len", [&] {
+         iovec bad{buf, SIZE_MAX};
+         m = with(&bad, 1, nullptr, 0);
+         return recvmsg(fd, &m, 0);
+       }},
+      {"recvmsg_negative_namelen", [&] {
+         m = with(&one, 1, &from, negative_len);
+         return recvmsg(fd, &m, 0);
+       }},
+      {"recvmsg_compat", [&] {
+         m = with(&one, 1, nullptr, 0);
+         return recvmsg(fd, &m, static_cast<int>(0x80000000u));  // MSG_CMSG_COMPAT
+       }},
+      {"recv_zero", [&] { return recv(fd, buf, 0, 0); }},
+      {"recv_zero_trunc", [&] { return recv(fd, buf, 0, MSG_TRUNC); }},
+      {"recv_unmapped", [&] { return recv(fd, unmapped, 4096, 0); }},
+      {"recv_errqueue", [&] { return recv(fd, buf, sizeof(buf), MSG_ERRQUEUE); }},
+      {"recv_readonly_buffer", [&] {
+         mprotect(readonly, 4096, PROT_READ);
+         return recv(fd, readonly, 4096, 0);
+       }},
+      {"recvmsg_readonly_msghdr", [&] {
+         // The header is read, the datagram taken, then msg_flags cannot be written.
+         m = with(&one, 1, nullptr, 0);
+         mprotect(readonly, 4096, PROT_READ | PROT_WRITE);
+         std::memcpy(readonly, &m, sizeof(m));
+         mprotect(readonly, 4096, PROT_READ);
+         return recvmsg(fd, static_cast<msghdr*>(readonly), 0);
+       }},
+      {"recvfrom_no_addrlen", [&] {
+         return recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), nullptr);
+       }},
+      {"recvfrom_negative_addrlen", [&] {
+         negative_len = static_cast<socklen_t>(-1);
+         return recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &negative_len);
+       }},
+      {"recvfrom_short_addrlen", [&] {
+         from = {};
+         from.nl_pid = 777;
+         from_len = 4;
+         const ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, reinterpret_cast<sockaddr*>(&from), &from_len);
+         // The family's 2 bytes written, the port left; the length set to the address's.
+         std::printf("recvfrom_short_addrlen_address family=%u pid=%u len=%u\n", from.nl_family,
+                     from.nl_pid, from_len);
+         return n;
+       }},
+      {"recvmsg_cloexec", [&] {
+         m = with(&one, 1, nullptr, 0);
+         m.msg_controllen = 0;
+         const ssize_t n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC);
+         std::printf("recvmsg_cloexec_flags %#x\n", static_cast<unsigned>(m.msg_flags));
+         return n;
+       }},
+  };
+  for (const Case& c : cases) {
+    const std::vector<char> request = Message(get, 0, &attrs, sizeof(attrs));
+    if (send(fd, request.data(), request.size(), 0) < 0) {
+      Report(c.name, errno);
+      continue;
+    }
+    errno = 0;
+    const ssize_t n = c.receive();
+    const int err = n < 0 ? errno : 0;
+    static char rest[65536];
+    const ssize_t left = recv(fd, rest, sizeof(rest), MSG_DONTWAIT);
+    nlmsghdr h{};
+    if (left >= static_cast<ssize_t>(sizeof(h))) std::memcpy(&h, rest, sizeof(h));
+    const char* kept = left < 0 && errno == EAGAIN ? "0" : h.nlmsg_type == get ? "1" : "other";
+    if (err != 0)
+      std::printf("%s errno %s kept=%s\n", c.name, strerrorname_np(err), kept);
+    else
+      std::printf("%s ok n=%zd kept=%s\n", c.name, n, kept);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -336,6 +474,7 @@ int main() {
     if (!listed.devices.empty()) {
       AskBadPort(fd, "port_bad", listed.devices.front().second, false);
       AskBadPort(fd, "port_bad_capped", listed.devices.front().second, true);
+      AskBadReceives(fd, listed.devices.front().second);
     }
   }
 

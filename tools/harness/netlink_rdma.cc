@@ -14,6 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "tools/harness/netlink_receive.h"
+
 namespace rxp::harness {
 namespace {
 
@@ -82,7 +84,7 @@ class ScratchImage {
 Result<uint64_t> PutInScratch(TraceeAccess& tracee, const ScratchImage& image) {
   auto slot = tracee.Scratch(std::max<size_t>(image.bytes().size(), 1));
   if (!slot.ok()) return std::move(slot).error();
-  RXP_TRY(tracee.memory().Write(*slot, image.bytes()));
+  RXP_TRY(tracee.memory().WriteForced(*slot, image.bytes()));
   return *slot;
 }
 
@@ -409,7 +411,7 @@ EntryDecision NetlinkRdmaHandler::SendMsg(const SyscallView& call, TraceeAccess&
   copy.msg_iovlen = 1;
   image.Set(header_at, copy);
   image.Set(iov_at, iovec{reinterpret_cast<void*>(*slot + data_at), filtered->bytes.size()});
-  if (auto w = tracee.memory().Write(*slot, image.bytes()); !w.ok())
+  if (auto w = tracee.memory().WriteForced(*slot, image.bytes()); !w.ok())
     return EntryDecision::Deny(std::move(w).error());
   return EntryDecision::Allow().WithArg(1, *slot + header_at);
 }
@@ -437,92 +439,37 @@ EntryDecision NetlinkRdmaHandler::Address(const SyscallView& call, TraceeAccess&
 }
 
 // A receive whose next datagram is a placeholder: the answer in its place, as
-// netlink_recvmsg() and ____sys_recvmsg() would deliver it.
+// netlink_recvmsg() and ____sys_recvmsg() would deliver it (netlink_receive.h).
 EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess& tracee) {
-  int flags = 0;
-  if (call.nr == SYS_recvfrom) flags = static_cast<int>(call.args[3]);
-  if (call.nr == SYS_recvmsg) flags = static_cast<int>(call.args[2]);
-  if ((flags & MSG_ERRQUEUE) != 0) return EntryDecision::Allow();  // not the data queue
+  // A receive the kernel answers without taking a datagram is left to it: the placeholder
+  // stays, and so does a pending socket error, which the peek below would take.
+  std::optional<NetlinkReceive> receive;
+  if (call.nr != SYS_recvmmsg) {
+    receive = ParseNetlinkReceive(call, tracee.memory());
+    if (!receive) return EntryDecision::Allow();
+  }
   const auto peeked = PlaceholderAtHead();
   if (!peeked.ok()) return EntryDecision::Emulate(-static_cast<long>(peeked.error().errnum));
   const auto& head = *peeked;
   if (!head) return EntryDecision::Allow();
-  if (call.nr == SYS_recvmmsg)
+  if (!receive)
     return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(
         "NETLINK_RDMA fd {}: recvmmsg of an answer the harness gives is not proxied; use "
         "recv, recvfrom or recvmsg", call.fd)});
   NetlinkDatagram answer = queued_.front().second;
   proxy::SetPortId(answer, head->second);
-
-  // Where the datagram goes: one buffer (read, recvfrom) or iovecs (readv, recvmsg).
-  TraceeMemory& memory = tracee.memory();
-  std::vector<iovec> iov;
-  msghdr m{};
-  if (call.nr == SYS_read || call.nr == SYS_recvfrom) {
-    iov.push_back({reinterpret_cast<void*>(call.args[1]), call.args[2]});
-  } else {
-    uint64_t at = call.args[1];
-    uint64_t count = call.args[2];
-    if (call.nr == SYS_recvmsg) {
-      if (!memory.Read(call.args[1], std::as_writable_bytes(std::span(&m, 1))).ok())
-        return EntryDecision::Emulate(-EFAULT);
-      at = reinterpret_cast<uint64_t>(m.msg_iov);
-      count = m.msg_iovlen;
-    }
-    // import_iovec(): readv says EINVAL, recvmsg (copy_msghdr_from_user()) EMSGSIZE.
-    if (count > IOV_MAX) return EntryDecision::Emulate(call.nr == SYS_readv ? -EINVAL : -EMSGSIZE);
-    iov.resize(count);
-    if (count != 0 && !memory.Read(at, std::as_writable_bytes(std::span(iov))).ok())
-      return EntryDecision::Emulate(-EFAULT);
-  }
-  // From here on the kernel has taken the datagram off the queue (netlink_recvmsg() frees
-  // it whether the copy out succeeds or not); a peek leaves it.
-  if ((flags & MSG_PEEK) == 0) {
+  // The kernel takes the datagram off the queue now, whatever the copy out does
+  // (netlink_recvmsg() frees it either way); a peek leaves it.
+  if ((receive->flags & MSG_PEEK) == 0) {
     std::byte discard[64];
     (void)recv(socket_.get(), discard, sizeof(discard), MSG_DONTWAIT);
     queued_.pop_front();
   }
-  size_t copied = 0;
-  for (const iovec& v : iov) {
-    const size_t n = std::min(v.iov_len, answer.size() - copied);
-    if (n != 0 && !memory.Write(reinterpret_cast<uint64_t>(v.iov_base),
-                                std::span<const std::byte>(answer).subspan(copied, n)).ok())
-      return EntryDecision::Emulate(-EFAULT);
-    copied += n;
-  }
-  const bool truncated = copied < answer.size();
-
-  // The source: the kernel (netlink_recvmsg(): portid 0, no group).
-  sockaddr_nl kernel{};
-  kernel.nl_family = AF_NETLINK;
-  const auto put_address = [&](uint64_t addr, uint64_t len_at) -> bool {
-    socklen_t len = 0;
-    if (!memory.Read(len_at, std::as_writable_bytes(std::span(&len, 1))).ok()) return false;
-    if (static_cast<int>(len) < 0) return false;
-    const socklen_t put = std::min<socklen_t>(len, sizeof(kernel));
-    const socklen_t full = sizeof(kernel);
-    return memory.Write(addr, std::as_bytes(std::span(&kernel, 1)).first(put)).ok() &&
-           memory.Write(len_at, std::as_bytes(std::span(&full, 1))).ok();
-  };
-  if (call.nr == SYS_recvfrom && call.args[4] != 0 && call.args[5] != 0 &&
-      !put_address(call.args[4], call.args[5]))
-    return EntryDecision::Emulate(-EFAULT);
-  if (call.nr == SYS_recvmsg) {
-    const uint64_t msg = call.args[1];
-    if (m.msg_name != nullptr &&
-        !put_address(reinterpret_cast<uint64_t>(m.msg_name), msg + offsetof(msghdr, msg_namelen)))
-      return EntryDecision::Emulate(-EFAULT);
-    const size_t no_control = 0;
-    const int msg_flags = truncated ? MSG_TRUNC : 0;
-    if (!memory.Write(msg + offsetof(msghdr, msg_controllen),
-                      std::as_bytes(std::span(&no_control, 1))).ok() ||
-        !memory.Write(msg + offsetof(msghdr, msg_flags), std::as_bytes(std::span(&msg_flags, 1))).ok())
-      return EntryDecision::Emulate(-EFAULT);
-  }
-  log_.Trace("[pid {}] NETLINK_RDMA fd {}: {} bytes of the harness's answer received{}",
-             call.tid, call.fd, copied, (flags & MSG_PEEK) != 0 ? " (peeked)" : "");
-  // netlink_recvmsg(): MSG_TRUNC asks for the datagram's whole length.
-  return EntryDecision::Emulate(static_cast<long>((flags & MSG_TRUNC) != 0 ? answer.size() : copied));
+  const long result = DeliverNetlinkReceive(*receive, answer, tracee.memory());
+  log_.Trace("[pid {}] NETLINK_RDMA fd {}: the harness's {}-byte answer received{}: result {}",
+             call.tid, call.fd, answer.size(), (receive->flags & MSG_PEEK) != 0 ? " (peeked)" : "",
+             result);
+  return EntryDecision::Emulate(result);
 }
 
 }  // namespace rxp::harness

@@ -23,8 +23,8 @@
 //     a placeholder (an NLMSG_ERROR of 0) in the program's socket for each: poll, epoll and
 //     the socket's order see a datagram exactly where the answer's is. At a receive whose next
 //     datagram is such a placeholder, the harness consumes it and emulates the receive with
-//     the answer (read, readv, recvfrom, recvmsg; MSG_PEEK and MSG_TRUNC as
-//     netlink_recvmsg() has them; the kernel as the source address; no control messages);
+//     the answer (read, readv, recvfrom, recvmsg: netlink_receive.h, which also leaves to the
+//     kernel the receives it answers without taking a datagram; no control messages);
 //     recvmmsg is refused (EOPNOTSUPP) while one is next;
 //   - every other message is retyped to an RDMA_NLDEV operation no kernel has, which the kernel
 //     answers with an NLMSG_ERROR of EINVAL carrying the request's own sequence number

@@ -79,17 +79,22 @@ Result<size_t> ProcessMemory::ReadSome(uint64_t addr, std::span<std::byte> buf) 
 }
 
 Result<void> ProcessMemory::Write(uint64_t addr, std::span<const std::byte> buf) {
-  auto remote = PageIovecs(addr, buf.size());
-  if (remote.size() <= IOV_MAX) {
-    iovec local{const_cast<std::byte*>(buf.data()), buf.size()};
-    ssize_t n = process_vm_writev(pid_, &local, 1, remote.data(), remote.size(), 0);
-    if (n == static_cast<ssize_t>(buf.size())) return Ok();
-    // EFAULT or a short write: a read-only page; /proc/<pid>/mem can still write it.
-    if (n < 0 && errno != EFAULT)
-      return Fail(errno, "process_vm_writev(pid {}, {:#x}+{}): {}", pid_, addr, buf.size(),
-                  std::strerror(errno));
+  size_t done = 0;
+  while (done < buf.size()) {
+    auto remote = PageIovecs(addr + done, std::min<size_t>(buf.size() - done, IOV_MAX * kPage));
+    iovec local{const_cast<std::byte*>(buf.data()) + done, 0};
+    for (const iovec& r : remote) local.iov_len += r.iov_len;
+    const ssize_t n = process_vm_writev(pid_, &local, 1, remote.data(), remote.size(), 0);
+    if (n < 0)
+      return Fail(errno, "process_vm_writev(pid {}, {:#x}+{}): {}", pid_, addr + done,
+                  local.iov_len, std::strerror(errno));
+    // A short write stopped at a page it cannot write: unmapped or read-only.
+    if (static_cast<size_t>(n) < local.iov_len)
+      return Fail(EFAULT, "process_vm_writev(pid {}, {:#x}+{}): the page at {:#x} is not "
+                  "writable", pid_, addr + done, local.iov_len, addr + done + static_cast<size_t>(n));
+    done += static_cast<size_t>(n);
   }
-  return WriteForced(addr, buf);
+  return Ok();
 }
 
 Result<int> ProcessMemory::MemFd() {

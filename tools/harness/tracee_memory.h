@@ -5,8 +5,10 @@
 // implementation (ProcessMemory) uses process_vm_readv/writev with one remote iovec per page,
 // because the kernel never splits a single iovec: one that crosses into an unmapped page fails
 // whole (process_vm_readv(2), "Partial transfers"; sandbox2's ProcessVmReadInSplitChunks).
-// Writes that process_vm_writev refuses (read-only pages, such as the harness's scratch
-// region) fall back to /proc/<pid>/mem, which writes with FOLL_FORCE (proc(5)).
+// Write() is the kernel's copy_to_user() on the program's behalf: a read-only page fails it
+// (EFAULT), as it fails a native receive, readlink or ioctl output into such a page.
+// WriteForced() is for the harness's own read-only scratch region: it goes through
+// /proc/<pid>/mem, which writes with FOLL_FORCE (proc(5)).
 #pragma once
 
 #include <sys/types.h>
@@ -29,8 +31,15 @@ class TraceeMemory {
   // the number read (0 with an EFAULT error when not even the first byte is readable).
   virtual Result<size_t> ReadSome(uint64_t addr, std::span<std::byte> buf) = 0;
 
-  // Writes all of buf at addr, or fails (EFAULT) without a partial-write guarantee.
+  // Writes all of buf at addr, or fails (EFAULT: unmapped or read-only) without a
+  // partial-write guarantee.
   virtual Result<void> Write(uint64_t addr, std::span<const std::byte> buf) = 0;
+
+  // The same, read-only mappings included: only for the harness's scratch region, which the
+  // program cannot write. Stand-ins without protections write as Write does.
+  virtual Result<void> WriteForced(uint64_t addr, std::span<const std::byte> buf) {
+    return Write(addr, buf);
+  }
 
   // Reads exactly buf.size() bytes; EFAULT when any of it is unmapped.
   Result<void> Read(uint64_t addr, std::span<std::byte> buf);
@@ -63,9 +72,9 @@ class ProcessMemory final : public TraceeMemory {
 
   Result<size_t> ReadSome(uint64_t addr, std::span<std::byte> buf) override;
   Result<void> Write(uint64_t addr, std::span<const std::byte> buf) override;
-
-  // Writes through /proc/<pid>/mem only (FOLL_FORCE: read-only mappings included).
-  Result<void> WriteForced(uint64_t addr, std::span<const std::byte> buf);
+  // Through /proc/<pid>/mem alone: the scratch region's pages are read-only, where
+  // process_vm_writev would fail first.
+  Result<void> WriteForced(uint64_t addr, std::span<const std::byte> buf) override;
 
  private:
   Result<int> MemFd();

@@ -54,20 +54,31 @@ TEST_CASE("C strings: short, at the end of a mapping, unterminated, too long", "
   CHECK(memory.ReadCString(0, 10).error().errnum == EFAULT);
 }
 
-TEST_CASE("writes reach read-only pages through /proc/pid/mem", "[memory]") {
-  void* p = mmap(nullptr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+TEST_CASE("Write fails on read-only pages as copy_to_user does, WriteForced reaches them",
+          "[memory]") {
+  void* p = mmap(nullptr, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   REQUIRE(p != MAP_FAILED);
+  REQUIRE(mprotect(static_cast<char*>(p) + 4096, 4096, PROT_READ) == 0);
   UniqueFd mem_fd;
   ProcessMemory memory(getpid(), &mem_fd);
   const uint64_t addr = reinterpret_cast<uint64_t>(p);
+  const uint64_t read_only = addr + 4096;
   const char text[] = "scratch";
-  REQUIRE(memory.Write(addr, std::as_bytes(std::span(text))).ok());
+  // The program's own buffer, read-only: EFAULT, nothing written, /proc/pid/mem not opened.
+  CHECK(memory.Write(read_only, std::as_bytes(std::span(text))).error().errnum == EFAULT);
+  CHECK(static_cast<char*>(p)[4096] == '\0');
+  CHECK_FALSE(mem_fd.valid());
+  // A write that runs from a writable page into the read-only one fails too.
+  CHECK(memory.Write(read_only - 4, std::as_bytes(std::span(text))).error().errnum == EFAULT);
+  CHECK(memory.Write(addr, std::as_bytes(std::span(text))).ok());
   CHECK(std::strcmp(static_cast<char*>(p), "scratch") == 0);
-  CHECK(mem_fd.valid());  // the fallback opened it, and the caller owns it
-  CHECK(memory.WriteValue<uint32_t>(addr + 100, 0xdeadbeef).ok());
-  CHECK(*memory.ReadValue<uint32_t>(addr + 100) == 0xdeadbeef);
-  munmap(p, 4096);
+  // The harness's scratch region: forced.
+  REQUIRE(memory.WriteForced(read_only, std::as_bytes(std::span(text))).ok());
+  CHECK(std::strcmp(static_cast<char*>(p) + 4096, "scratch") == 0);
+  CHECK(mem_fd.valid());  // opened for it, and the caller owns it
+  munmap(p, 8192);
   CHECK(memory.Write(addr, std::as_bytes(std::span(text))).error().errnum == EFAULT);
+  CHECK(memory.WriteForced(addr, std::as_bytes(std::span(text))).error().errnum == EFAULT);
 }
 
 }  // namespace

@@ -758,7 +758,7 @@ TEST_CASE("handlers can hand the kernel a private copy through scratch memory", 
     auto buf = tracee.Scratch(text.size());
     if (!read.ok() || !buf.ok()) return EntryDecision::Deny(Fail(EFAULT, "test"));
     for (char& c : text) c = static_cast<char>(std::toupper(c));
-    if (!tracee.memory().Write(*buf, std::as_bytes(std::span(text))).ok())
+    if (!tracee.memory().WriteForced(*buf, std::as_bytes(std::span(text))).ok())
       return EntryDecision::Deny(Fail(EFAULT, "test"));
     return EntryDecision::Allow().WithArg(1, *buf);
   };

@@ -1,0 +1,49 @@
+// NetlinkReceive: a program's receive on its NETLINK_RDMA socket, run by the harness with a
+// datagram of its own (netlink_rdma.h: the answer that stands behind a placeholder).
+//
+// The kernel checks a receive's arguments before it looks at the socket's queue, and some
+// receives never look at it. ParseNetlinkReceive reads the call as the kernel would up to that
+// point; where the kernel would answer without taking a datagram it returns nullopt, and the
+// harness lets the kernel run the call itself, so those answers (EFAULT, EINVAL, EMSGSIZE,
+// EOPNOTSUPP, or 0 for an empty read) are the kernel's own and the placeholder stays queued.
+// Otherwise DeliverNetlinkReceive writes the datagram as netlink_recvmsg() and the socket
+// layer would: the data (truncated to the buffers), MSG_TRUNC, the kernel as the source address
+// (move_addr_to_user()), msg_flags and an empty control buffer (____sys_recvmsg()).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "tools/harness/handler.h"
+#include "tools/harness/tracee_memory.h"
+
+namespace rxp::harness {
+
+// What a read, readv, recvfrom or recvmsg asks for, read from its arguments.
+struct NetlinkReceive {
+  int flags = 0;              // recvfrom and recvmsg's flags; 0 for read and readv
+  std::vector<iovec> iov;     // where the data goes, at most MAX_RW_COUNT bytes in all
+  uint64_t address = 0;       // recvfrom's address or msg_name: where the source goes (0: none)
+  uint64_t address_len = 0;   // its length's address: recvfrom's addrlen, &msg->msg_namelen
+  uint64_t msghdr = 0;        // recvmsg's msghdr: msg_flags and msg_controllen are written
+};
+
+// nullopt when the kernel answers the call without taking a datagram off the queue: its
+// arguments fail the checks that come first (an unreadable msghdr or iovec array, more than
+// UIO_MAXIOV iovecs, a negative length, a buffer outside user space, a negative msg_namelen,
+// MSG_CMSG_COMPAT), MSG_OOB (netlink_recvmsg() refuses it first), or a read or readv of no
+// bytes (sock_read_iter(), do_iter_readv_writev() return 0 untouched). recvmmsg is not one.
+std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, TraceeMemory& memory);
+
+// Writes `datagram` as the call's received datagram, taken off the queue already (or peeked);
+// the call's result: the bytes copied, the whole length with MSG_TRUNC, or -errno (EFAULT for
+// a buffer or address that faults, EINVAL for a negative address length).
+long DeliverNetlinkReceive(const NetlinkReceive& receive, std::span<const std::byte> datagram,
+                           TraceeMemory& memory);
+
+}  // namespace rxp::harness

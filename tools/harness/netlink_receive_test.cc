@@ -1,0 +1,174 @@
+#include "tools/harness/netlink_receive.h"
+
+#include <linux/netlink.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+#include <array>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+namespace rxp::harness {
+namespace {
+
+// A stand-in tracee whose only mapped memory is a 4 KiB arena of this process: any other
+// address faults, as an unmapped page of the program's would.
+class ArenaMemory final : public TraceeMemory {
+ public:
+  uint64_t At(size_t offset) const { return reinterpret_cast<uint64_t>(arena_.data()) + offset; }
+  template <typename T>
+  uint64_t Put(size_t offset, const T& value) {
+    std::memcpy(arena_.data() + offset, &value, sizeof(T));
+    return At(offset);
+  }
+  template <typename T>
+  T Get(uint64_t addr) const {
+    T value;
+    std::memcpy(&value, reinterpret_cast<const void*>(addr), sizeof(T));
+    return value;
+  }
+  Result<size_t> ReadSome(uint64_t addr, std::span<std::byte> buf) override {
+    if (!Inside(addr, 1)) return Fail(EFAULT, "outside the arena");
+    const size_t n = std::min(buf.size(), arena_.size() - (addr - At(0)));
+    std::memcpy(buf.data(), reinterpret_cast<const void*>(addr), n);
+    return n;
+  }
+  Result<void> Write(uint64_t addr, std::span<const std::byte> buf) override {
+    if (!Inside(addr, buf.size())) return Fail(EFAULT, "outside the arena");
+    std::memcpy(reinterpret_cast<void*>(addr), buf.data(), buf.size());
+    return Ok();
+  }
+
+ private:
+  bool Inside(uint64_t addr, size_t len) const {
+    return addr >= At(0) && len <= arena_.size() && addr - At(0) <= arena_.size() - len;
+  }
+  alignas(16) std::array<std::byte, 4096> arena_{};
+};
+
+SyscallView Call(long nr, std::array<uint64_t, 6> args) {
+  return SyscallView{1, 1, nr, args, static_cast<int>(args[0])};
+}
+
+constexpr uint64_t kKernelAddress = 0xffff888000000000;  // the kernel's half
+constexpr uint64_t kMaxRwCount = INT_MAX & ~uint64_t{4095};
+constexpr uint64_t kMsgCmsgCompat = 0x80000000u;  // the kernel's, not in libc's headers
+
+TEST_CASE("receives the kernel answers before its queue are left to it", "[netlink_receive]") {
+  ArenaMemory m;
+  const uint64_t buf = m.At(1024);
+  // read: nothing asked, or a buffer outside user space (vfs_read()'s access_ok()).
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_read, {3, buf, 0, 0, 0, 0}), m));
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_read, {3, kKernelAddress, 64, 0, 0, 0}), m));
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_read, {3, buf, ~uint64_t{0}, 0, 0, 0}), m));
+  // recvfrom clamps its length to MAX_RW_COUNT before access_ok(): a huge one is fine.
+  auto from = ParseNetlinkReceive(Call(SYS_recvfrom, {3, buf, ~uint64_t{0}, 0, 0, 0}), m);
+  REQUIRE(from);
+  CHECK(from->iov.at(0).iov_len == kMaxRwCount);
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvfrom, {3, buf, 64, MSG_OOB, 0, 0}), m));
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvfrom, {3, kKernelAddress, 64, 0, 0, 0}), m));
+
+  // readv: too many iovecs, an unreadable array, a negative length, a kernel buffer, no bytes.
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_readv, {3, m.At(0), 1025, 0, 0, 0}), m));
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_readv, {3, kKernelAddress, 1, 0, 0, 0}), m));
+  const uint64_t negative = m.Put(0, iovec{reinterpret_cast<void*>(buf), ~size_t{0}});
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_readv, {3, negative, 1, 0, 0, 0}), m));
+  const uint64_t kernel = m.Put(0, iovec{reinterpret_cast<void*>(kKernelAddress), 16});
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_readv, {3, kernel, 1, 0, 0, 0}), m));
+  const uint64_t empty = m.Put(0, iovec{reinterpret_cast<void*>(buf), 0});
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_readv, {3, empty, 1, 0, 0, 0}), m));
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_readv, {3, empty, 0, 0, 0, 0}), m));
+
+  // recvmsg: an unreadable header, a negative msg_namelen with a name, too many iovecs
+  // (EMSGSIZE), MSG_CMSG_COMPAT, MSG_OOB.
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, kKernelAddress, 0, 0, 0, 0}), m));
+  const uint64_t iov = m.Put(0, iovec{reinterpret_cast<void*>(buf), 64});
+  msghdr h{};
+  h.msg_iov = reinterpret_cast<iovec*>(iov);
+  h.msg_iovlen = 1;
+  h.msg_name = reinterpret_cast<void*>(m.At(512));
+  h.msg_namelen = static_cast<socklen_t>(-1);
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
+  h.msg_name = nullptr;  // no name: msg_namelen is not looked at
+  CHECK(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
+  h.msg_iovlen = 1025;
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
+  h.msg_iovlen = 1;
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), kMsgCmsgCompat, 0, 0, 0}), m));
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), MSG_OOB, 0, 0, 0}), m));
+  // recvmsg of no bytes still takes a datagram (netlink_recvmsg() runs): not left to the kernel.
+  h.msg_iovlen = 0;
+  CHECK(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
+  CHECK(ParseNetlinkReceive(Call(SYS_recvfrom, {3, buf, 0, 0, 0, 0}), m));
+  // recvmmsg is the caller's to refuse.
+  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmmsg, {3, m.At(0), 1, 0, 0, 0}), m));
+}
+
+TEST_CASE("a delivered datagram is truncated, addressed and flagged as the kernel does",
+          "[netlink_receive]") {
+  ArenaMemory m;
+  std::vector<std::byte> datagram(100);
+  for (size_t i = 0; i < datagram.size(); ++i) datagram[i] = static_cast<std::byte>(i);
+  const uint64_t a = m.At(1024), b = m.At(2048);
+  iovec halves[2] = {{reinterpret_cast<void*>(a), 30}, {reinterpret_cast<void*>(b), 30}};
+  const uint64_t iov = m.Put(0, halves);
+  msghdr h{};
+  h.msg_iov = reinterpret_cast<iovec*>(iov);
+  h.msg_iovlen = 2;
+  h.msg_name = reinterpret_cast<void*>(m.Put(512, sockaddr_nl{AF_NETLINK, 0, 777, 5}));
+  h.msg_namelen = 64;  // more than the address: 12 written
+  h.msg_controllen = 40;
+  const uint64_t msg = m.Put(256, h);
+
+  auto r = ParseNetlinkReceive(Call(SYS_recvmsg, {3, msg, MSG_CMSG_CLOEXEC, 0, 0, 0}), m);
+  REQUIRE(r);
+  CHECK(DeliverNetlinkReceive(*r, datagram, m) == 60);
+  CHECK(m.Get<std::byte>(a + 29) == std::byte{29});
+  CHECK(m.Get<std::byte>(b) == std::byte{30});
+  const msghdr out = m.Get<msghdr>(msg);
+  CHECK(out.msg_flags == (MSG_TRUNC | MSG_CMSG_CLOEXEC));
+  CHECK(out.msg_controllen == 0);
+  CHECK(out.msg_namelen == sizeof(sockaddr_nl));
+  const sockaddr_nl from = m.Get<sockaddr_nl>(reinterpret_cast<uint64_t>(h.msg_name));
+  CHECK(from.nl_family == AF_NETLINK);
+  CHECK(from.nl_pid == 0);
+  CHECK(from.nl_groups == 0);
+
+  // MSG_TRUNC: the whole length; a datagram that fits: no MSG_TRUNC in msg_flags.
+  r->flags = MSG_TRUNC;
+  CHECK(DeliverNetlinkReceive(*r, datagram, m) == 100);
+  CHECK(DeliverNetlinkReceive(*r, std::span(datagram).first(50), m) == 50);
+  CHECK(m.Get<msghdr>(msg).msg_flags == 0);
+
+  // recvfrom with a 4-byte address length: 4 bytes of the address, the length set to 12.
+  const uint64_t name = m.Put(512, sockaddr_nl{0, 0, 777, 5});
+  const uint64_t len = m.Put(600, socklen_t{4});
+  auto f = ParseNetlinkReceive(Call(SYS_recvfrom, {3, a, 16, 0, name, len}), m);
+  REQUIRE(f);
+  CHECK(DeliverNetlinkReceive(*f, datagram, m) == 16);
+  CHECK(m.Get<sockaddr_nl>(name).nl_family == AF_NETLINK);
+  CHECK(m.Get<sockaddr_nl>(name).nl_pid == 777);  // beyond the 4 bytes asked for
+  CHECK(m.Get<socklen_t>(len) == sizeof(sockaddr_nl));
+  // After the datagram is taken: a negative length is EINVAL, no length pointer EFAULT, a
+  // buffer that faults EFAULT.
+  m.Put(600, -1);
+  CHECK(DeliverNetlinkReceive(*f, datagram, m) == -EINVAL);
+  f = ParseNetlinkReceive(Call(SYS_recvfrom, {3, a, 16, 0, name, 0}), m);
+  REQUIRE(f);
+  CHECK(DeliverNetlinkReceive(*f, datagram, m) == -EFAULT);
+  f = ParseNetlinkReceive(Call(SYS_read, {3, m.At(4090), 16, 0, 0, 0}), m);
+  REQUIRE(f);  // in user space, but not mapped past the arena
+  CHECK(DeliverNetlinkReceive(*f, datagram, m) == -EFAULT);
+  // No address asked for: nothing but the data is written.
+  f = ParseNetlinkReceive(Call(SYS_recvfrom, {3, a, 8, 0, 0, len}), m);
+  REQUIRE(f);
+  m.Put(600, socklen_t{4});
+  CHECK(DeliverNetlinkReceive(*f, datagram, m) == 8);
+  CHECK(m.Get<socklen_t>(len) == 4);
+}
+
+}  // namespace
+}  // namespace rxp::harness
