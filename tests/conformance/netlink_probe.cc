@@ -314,11 +314,13 @@ void AskBadReceives(int fd, uint32_t index) {
     uint32_t index;
   } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
   const uint16_t get = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET);
-  void* const unmapped = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* const unmapped =
+      mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   munmap(unmapped, 4096);
   auto* const kernel = reinterpret_cast<void*>(uintptr_t{0xffff888000000000});
   // A page the program can read, not write; each case that uses it fills it first.
-  void* const readonly = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* const readonly =
+      mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   static char buf[8192];
   static iovec many[IOV_MAX + 1];
   for (iovec& v : many) v = {buf, 8};

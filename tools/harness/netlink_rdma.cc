@@ -205,7 +205,8 @@ std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
   auto host = host_->Ask(message);
   if (!host.ok()) {
     log_.Error("NETLINK_RDMA: the host's answer to {}: {}",
-               RdmaNetlinkTypeName(proxy::NetlinkHeader(message).nlmsg_type), host.error().ToString());
+               RdmaNetlinkTypeName(proxy::NetlinkHeader(message).nlmsg_type),
+               host.error().ToString());
     return std::nullopt;
   }
   auto narrowed = proxy::NarrowAnswer(*query, message, *host, *devices_);

@@ -3,6 +3,7 @@
 #include <linux/netlink.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/types.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -10,7 +11,6 @@
 #include <cstddef>
 #include <fstream>
 #include <string>
-#include <sys/types.h>
 
 namespace rxp::harness {
 namespace {

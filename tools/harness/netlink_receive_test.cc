@@ -100,7 +100,8 @@ TEST_CASE("receives the kernel answers before its queue are left to it", "[netli
   h.msg_iovlen = 1025;
   CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
   h.msg_iovlen = 1;
-  CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), kMsgCmsgCompat, 0, 0, 0}), m));
+  CHECK_FALSE(
+      ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), kMsgCmsgCompat, 0, 0, 0}), m));
   CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), MSG_OOB, 0, 0, 0}), m));
   // recvmsg of no bytes still takes a datagram (netlink_recvmsg() runs): not left to the kernel.
   h.msg_iovlen = 0;

@@ -91,7 +91,8 @@ Result<void> ProcessMemory::Write(uint64_t addr, std::span<const std::byte> buf)
     // A short write stopped at a page it cannot write: unmapped or read-only.
     if (static_cast<size_t>(n) < local.iov_len)
       return Fail(EFAULT, "process_vm_writev(pid {}, {:#x}+{}): the page at {:#x} is not "
-                  "writable", pid_, addr + done, local.iov_len, addr + done + static_cast<size_t>(n));
+                  "writable", pid_, addr + done, local.iov_len,
+                  addr + done + static_cast<size_t>(n));
     done += static_cast<size_t>(n);
   }
   return Ok();
