@@ -5,6 +5,7 @@
 #include "abi/payload.h"
 #include "abi/trace_printer.h"
 #include "abi/write_decoder.h"
+#include "rdmaproxy/copy_out.h"
 #include "rdmaproxy/engine.h"
 #include "rdmaproxy/translate.h"
 
@@ -15,6 +16,12 @@ constexpr uint64_t kMaxWrite = 4096;  // the largest rdma_cm request is 296 byte
 
 // enum rdma_cm_event_type: RDMA_CM_EVENT_CONNECT_REQUEST creates a new id for the connection.
 constexpr uint32_t kConnectRequest = 4;
+
+// Commands that make an id or a multicast membership, or take an event off the file's queue.
+bool MakesOrTakes(uint32_t cmd) {
+  return cmd == RDMA_USER_CM_CMD_CREATE_ID || cmd == RDMA_USER_CM_CMD_JOIN_IP_MCAST ||
+         cmd == RDMA_USER_CM_CMD_JOIN_MCAST || cmd == RDMA_USER_CM_CMD_GET_EVENT;
+}
 
 }  // namespace
 
@@ -68,6 +75,12 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
     c->image.PointTo(body_at + f->offset, bounce);
     c->outputs.push_back({bounce, c->request.response, c->request.response_len, -1});
     c->response = {true, bounce, c->request.response_len};
+    // What makes an id, or takes an event off the queue, is undone natively when its response
+    // cannot be copied (ucma_create_id and ucma_join destroy what they made; ucma_get_event's
+    // err_ctx leaves the event queued): so it is checked before it is forwarded (copy_out.h).
+    if (MakesOrTakes(cmd.cmd))
+      if (auto e = CheckOutputsWritable(c->outputs, memory, cmd.short_name); !e)
+        return fail(std::move(e).error(), Refusal::kState);
   }
   if (engine_.tracing()) c->trace_request = abi::FormatUcma(label_, c->request, nullptr);
   engine_.counters().forwarded++;
@@ -78,8 +91,17 @@ long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_afte
                       AppMemory& memory) {
   engine_.counters().Settled(result);
   if (result >= 0) {
-    for (const auto& o : c.outputs)
-      (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
+    for (const auto& o : c.outputs) {
+      auto w = memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
+      if (!w && result >= 0) {
+        // Checked before forwarding where it matters (MakesOrTakes); otherwise the kernel's
+        // own copy_to_user() fails the command after it ran, as this does.
+        engine_.Log(fmt::format("rdmaproxy: {}: {} succeeded but its response cannot be "
+                                "copied back to the app ({}); it fails with EFAULT",
+                                label_, c.request.command->short_name, w.error().reason));
+        result = -EFAULT;
+      }
+    }
     // Ids: CREATE_ID / JOIN_* answer with a new id; GET_EVENT's CONNECT_REQUEST carries one;
     // DESTROY_ID ends one.
     auto read_u32 = [&](uint32_t offset) -> std::optional<uint32_t> {

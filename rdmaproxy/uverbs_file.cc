@@ -11,6 +11,7 @@
 #include "abi/payload.h"
 #include "abi/trace_printer.h"
 #include "rdmaproxy/content_rules.h"
+#include "rdmaproxy/copy_out.h"
 #include "rdmaproxy/engine.h"
 #include "rdmaproxy/invoke_write.h"
 #include "rdmaproxy/translate.h"
@@ -237,6 +238,17 @@ void UverbsFile::ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
     return;
   }
   Reregisters(c, cq, o);
+}
+
+Result<void> UverbsFile::CheckResultsFit(const UverbsCommand& c, AppMemory& memory) {
+  const bool makes = c.creates != abi::kNoObject || c.creates_context ||
+                     std::any_of(c.produced.begin(), c.produced.end(), [](const Produced& p) {
+                       return p.what == Produced::What::kHandle || p.what == Produced::What::kFd;
+                     });
+  if (!makes) return Ok();
+  if (c.kind == UverbsCommand::Kind::kIoctl)
+    RXP_TRY(CheckAttrWriteBack(c.request, c.app_arg, c.raw, memory, c.short_name));
+  return CheckOutputsWritable(c.outputs, memory, c.short_name);
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
@@ -596,6 +608,7 @@ Result<void> UverbsFile::BeginIoctlAs(AppMemory& memory, FdBridge& fds, uint64_t
     engine_.counters().commands--;
     return Fail(EXDEV, "{} needs the app's own syscall", c->short_name);
   }
+  if (built) built = CheckResultsFit(*c, memory);
   if (built) built = Reserve(*c);
   if (!built) {
     bool missing = false;
@@ -729,6 +742,7 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   if (!w) return fail(std::move(w).error(), Refusal::kDecode);
   c->write = std::move(*w);
   auto built = BuildWrite(*c, memory, fds);
+  if (built) built = CheckResultsFit(*c, memory);
   if (built) built = Reserve(*c);
   if (!built) {
     bool missing = false;
@@ -924,6 +938,12 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
   // it, which ends the host object it stood for), as ib_uverbs fails one whose fd it cannot
   // allocate; the app's copy of the response says -1 there, never the host's number.
   std::optional<Error> not_adopted;
+  // A result the app's memory would not take (copy_out.h): the command fails with EFAULT, as
+  // the kernel's own copy_to_user() fails it after the handler ran.
+  std::optional<Error> not_copied;
+  const auto copy_back = [&](uint64_t address, std::span<const std::byte> bytes) {
+    if (auto w = memory.Write(address, bytes); !w && !not_copied) not_copied = w.error();
+  };
   if (result >= 0) {
     // New fds: make them the app's and rewrite where the app reads them. The image's attribute
     // array as the kernel left it is read and rewritten where it is (the image is not used
@@ -959,7 +979,7 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
       } else if (p.place.in_image) {
         std::memcpy(image_after.data() + p.place.where + p.offset, &v32, sizeof(v32));
       } else {
-        (void)memory.Write(p.place.where + p.offset, std::as_bytes(std::span(&v32, 1)));
+        copy_back(p.place.where + p.offset, std::as_bytes(std::span(&v32, 1)));
       }
     }
     // Outputs the kernel wrote into bounce buffers (sentry mode).
@@ -969,7 +989,7 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
                                                                offsetof(ib_uverbs_attr, flags), 2);
         if ((flags & UVERBS_ATTR_F_VALID_OUTPUT) == 0) continue;
       }
-      (void)memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
+      copy_back(o.app_address, image_after.subspan(o.image_offset, o.length));
     }
     // The attribute array back to the app: the kernel's flags and new ids / fds, the app's own
     // data words everywhere else (it must never see a proxy pointer or a host fd). The app's
@@ -991,10 +1011,22 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
         std::memcpy(back.data() + kAttr * a.index, &mine, sizeof(mine));
         changed = true;
       }
-      if (changed) (void)memory.Write(c.app_arg + sizeof(abi::IoctlHeader), back);
+      if (changed) copy_back(c.app_arg + sizeof(abi::IoctlHeader), back);
     }
     if (c.kind == UverbsCommand::Kind::kWrite) app_result = static_cast<long>(c.app_length);
-    if (not_adopted) app_result = -not_adopted->errnum;
+    if (not_adopted) {
+      app_result = -not_adopted->errnum;
+    } else if (not_copied) {
+      // Checked before forwarding for a command that makes an object (CheckResultsFit), so
+      // here only if another thread changed the app's mapping in between.
+      engine_.Log(fmt::format("rdmaproxy: {}: {} succeeded but its results cannot be copied "
+                              "back to the app ({}); it fails with EFAULT{}",
+                              label_, c.short_name, not_copied->reason,
+                              c.creates != abi::kNoObject || c.creates_context
+                                  ? ", and what it made stays counted until the file closes"
+                                  : ""));
+      app_result = -EFAULT;
+    }
   }
   if (engine_.tracing()) {
     abi::CallOutcome outcome;

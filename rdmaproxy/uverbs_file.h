@@ -127,6 +127,9 @@ class UverbsFile {
                     std::span<const std::byte> core);
   Result<int> ResolveFd(FdBridge& fds, int app_fd, FileKind want);
   Result<int> ResolveXrcdFd(FdBridge& fds, int app_fd);
+  // A command that makes an object: where the app takes its results must be writable before
+  // it is forwarded (EFAULT otherwise, nothing made: copy_out.h).
+  Result<void> CheckResultsFit(const UverbsCommand& c, AppMemory& memory);
   Result<void> Reserve(UverbsCommand& c);
   void Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
               AppMemory& memory, FdBridge& fds);

@@ -1858,5 +1858,86 @@ TEST_CASE("an interrupted command (-ERESTARTSYS at the exit stop) is not counted
   CHECK(f.engine.counters().kernel_errors == 1);
 }
 
+// What the kernel writes back for the app must land, or the command fails as natively: with
+// EFAULT, before forwarding for a create (the kernel would undo the object), after the kernel
+// ran it otherwise (copy_out.h).
+TEST_CASE("a create whose results the app cannot take is refused before the kernel",
+          "[engine][copy_out]") {
+  SECTION("sentry mode: a read-only CORE_OUT (ib_uverbs_alloc_pd's err_copy)") {
+    Fixture f;
+    uint64_t resp = 0;
+    auto req = AllocPd(f.memory, &resp);
+    f.memory.Protect(resp);
+    CHECK(f.Ioctl(req) == -EFAULT);
+    CHECK(f.host.calls == 0);
+    CHECK(f.engine.counters().refused_state == 1);
+    CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
+    REQUIRE(!f.log.empty());
+    CHECK(f.log.back().find("response buffer") != std::string::npos);
+  }
+  for (const uint64_t mirror : {kMirror, uint64_t{0}}) {
+    DYNAMIC_SECTION("a read-only attribute array, mirror " << mirror) {
+      // uverbs_process_attr puts the new CQ's id into the app's array before the handler.
+      Fixture f(mirror);
+      const uint64_t arg = f.memory.PutBytes(CqCreate(RDMA_DRIVER_RXE, f.memory.Alloc(4)).Build());
+      f.memory.Protect(arg);
+      auto begun = f.file->BeginIoctl(f.memory, f.fds, arg);
+      REQUIRE_FALSE(begun.ok());
+      CHECK(begun.error().errnum == EFAULT);
+      CHECK(f.engine.counters().forwarded == 0);
+      CHECK(f.engine.usage().live(UVERBS_OBJECT_CQ) == 0);
+      REQUIRE(!f.log.empty());
+      CHECK(f.log.back().find("attribute array") != std::string::npos);
+    }
+  }
+  SECTION("a writable attribute array: the app's bytes are written back unchanged") {
+    Fixture f(0);
+    const auto request = CqCreate(RDMA_DRIVER_RXE, f.memory.Alloc(4)).Build();
+    const uint64_t arg = f.memory.PutBytes(request);
+    auto begun = f.file->BeginIoctl(f.memory, f.fds, arg);
+    REQUIRE(begun.ok());
+    std::vector<std::byte> now(request.size());
+    REQUIRE(f.memory.Read(arg, now).ok());
+    CHECK(now == request);
+  }
+}
+
+TEST_CASE("a result that cannot be copied back fails the command with EFAULT after the kernel "
+          "ran it", "[engine][copy_out]") {
+  const auto query_port = [](uint64_t resp) {
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
+    b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+        .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, resp, sizeof(ib_uverbs_query_port_resp_ex));
+    return b.Build();
+  };
+  SECTION("sentry mode: a read-only response buffer") {
+    Fixture f;
+    f.host.on_ioctl = [](void* arg) {
+      Forwarded(arg).Output(UVERBS_ATTR_QUERY_PORT_RESP, ib_uverbs_query_port_resp_ex{});
+      return 0L;
+    };
+    const uint64_t resp = f.memory.Alloc(sizeof(ib_uverbs_query_port_resp_ex));
+    f.memory.Protect(resp);
+    CHECK(f.Ioctl(query_port(resp)) == -EFAULT);
+    CHECK(f.host.calls == 1);
+    REQUIRE(!f.log.empty());
+    CHECK(f.log.back().find("QUERY_PORT succeeded but its results cannot be copied back") !=
+          std::string::npos);
+  }
+  SECTION("identity mode: a read-only attribute array the kernel sets VALID_OUTPUT in") {
+    Fixture f(0);
+    const uint64_t arg =
+        f.memory.PutBytes(query_port(f.memory.Alloc(sizeof(ib_uverbs_query_port_resp_ex))));
+    f.memory.Protect(arg);
+    auto c = f.file->BeginIoctl(f.memory, f.fds, arg);
+    REQUIRE(c.ok());  // nothing is made: the kernel runs it, as natively
+    const uint64_t scratch = 0x600000000000;
+    auto image = (*c)->image.Relocated(scratch);
+    Forwarded(image.data()).Find(UVERBS_ATTR_QUERY_PORT_RESP)->flags |=
+        UVERBS_ATTR_F_VALID_OUTPUT;
+    CHECK(f.file->Complete(**c, 0, image, scratch, f.memory, f.fds) == -EFAULT);
+  }
+}
+
 }  // namespace
 }  // namespace rxp::proxy

@@ -4,7 +4,9 @@
 
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <map>
+#include <set>
 #include <vector>
 
 #include <rdma/ib_user_ioctl_cmds.h>
@@ -35,6 +37,8 @@ class FakeAppMemory final : public AppMemory {
   }
   // What another thread's munmap of the region at `at` (an Alloc result) does.
   void Unmap(uint64_t at) { regions_.erase(at); }
+  // What an mprotect(PROT_READ) of the region at `at` does: reads work, writes fault.
+  void Protect(uint64_t at) { read_only_.insert(at); }
   uint64_t PutBytes(const std::vector<std::byte>& bytes) {
     const uint64_t at = Alloc(bytes.size());
     std::memcpy(regions_[at].data(), bytes.data(), bytes.size());
@@ -58,6 +62,7 @@ class FakeAppMemory final : public AppMemory {
   Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
     auto* r = Find(address, in.size());
     if (r == nullptr) return Fail(EFAULT, "unmapped {:#x}", address);
+    if (read_only_.contains(Region(address))) return Fail(EFAULT, "read-only {:#x}", address);
     std::memcpy(r, in.data(), in.size());
     return Ok();
   }
@@ -67,6 +72,9 @@ class FakeAppMemory final : public AppMemory {
   }
 
  private:
+  uint64_t Region(uint64_t address) const {
+    return std::prev(regions_.upper_bound(address))->first;
+  }
   std::byte* Find(uint64_t address, size_t length) {
     auto it = regions_.upper_bound(address);
     if (it == regions_.begin()) return nullptr;
@@ -78,6 +86,7 @@ class FakeAppMemory final : public AppMemory {
   uint64_t mirror_offset_;
   uint64_t next_ = 0x7f0000000000;
   std::map<uint64_t, std::vector<std::byte>> regions_;
+  std::set<uint64_t> read_only_;
 };
 
 // The app's fd table: app fd -> host fd, kind, owner. Adopt assigns app fds from 100 up; with

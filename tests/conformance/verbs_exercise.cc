@@ -490,6 +490,58 @@ int main(int argc, char** argv) {
     else
       Outcome("ioctl_query_port_speed", err);
   }
+  {
+    // The attribute array on a read-only page. The kernel writes a new object's id into the
+    // app's array before it runs the method (uverbs_process_attr) and an output's
+    // VALID_OUTPUT flag after (uverbs_copy_to -> uverbs_set_output): EFAULT either way, and a
+    // create is undone. Under the proxy the kernel is given a copy of the array, so the proxy
+    // must answer the same: before forwarding for a create, after it for a query.
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    void* ro = mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (ro == MAP_FAILED) Die("read_only_attrs", "mmap");
+    auto on_read_only = [&](const std::vector<unsigned char>& request) {
+      if (mprotect(ro, page, PROT_READ | PROT_WRITE) != 0) Die("read_only_attrs", "mprotect");
+      std::memcpy(ro, request.data(), request.size());
+      if (mprotect(ro, page, PROT_READ) != 0) Die("read_only_attrs", "mprotect");
+      return Ioctl(ctx->cmd_fd, ro);
+    };
+    // The kernel hands out the lowest free handle (xa_alloc on the file's idr): a handle freed
+    // just before the refused create is taken back by the next create unless something kept
+    // it, which shows that the refused create left no object behind, natively and proxied.
+    ibv_cq* before = ibv_create_cq(ctx, 4, nullptr, nullptr, 0);
+    if (before == nullptr) Die("read_only_attrs", "ibv_create_cq");
+    const uint32_t freed = before->handle;
+    if (ibv_destroy_cq(before) != 0) Die("read_only_attrs", "ibv_destroy_cq");
+    uint32_t resp_cqe = 0;
+    uint64_t uhw_out[8] = {};
+    Outcome("ioctl_create_cq_read_only_attrs",
+            on_read_only(Request(
+                UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, driver_id,
+                {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0), Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 16),
+                 Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
+                 Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
+                 Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&resp_cqe)),
+                 Attr(UVERBS_ATTR_UHW_OUT, sizeof(uhw_out),
+                      reinterpret_cast<uint64_t>(uhw_out))})));
+    ibv_cq* after = ibv_create_cq(ctx, 4, nullptr, nullptr, 0);
+    if (after == nullptr) Die("read_only_attrs", "ibv_create_cq");
+    Ok("read_only_create_left_nothing", "handle_reused=%d", after->handle == freed);
+    if (ibv_destroy_cq(after) != 0) Die("read_only_attrs", "ibv_destroy_cq");
+    ib_uverbs_alloc_pd_resp pd_resp{};
+    Outcome("invoke_write_alloc_pd_read_only_attrs",
+            on_read_only(Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, driver_id,
+                                 {Attr(UVERBS_ATTR_WRITE_CMD, 8, IB_USER_VERBS_CMD_ALLOC_PD),
+                                  Attr(UVERBS_ATTR_CORE_IN, 8, 0),
+                                  Attr(UVERBS_ATTR_CORE_OUT, sizeof(pd_resp),
+                                       reinterpret_cast<uint64_t>(&pd_resp))})));
+    ib_uverbs_query_port_resp_ex port{};
+    Outcome("ioctl_query_port_read_only_attrs",
+            on_read_only(Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, driver_id,
+                                 {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1),
+                                  Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(port),
+                                       reinterpret_cast<uint64_t>(&port))})));
+    munmap(ro, page);
+  }
   void* noaccess = mmap(nullptr, 65536, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ibv_mr* bad_mr = ibv_reg_mr(pd, noaccess, 65536, IBV_ACCESS_LOCAL_WRITE);
   Outcome("reg_mr_no_access", bad_mr != nullptr ? 0 : errno);

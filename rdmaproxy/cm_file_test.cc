@@ -1,0 +1,119 @@
+#include "rdmaproxy/cm_file.h"
+
+#include <catch2/catch.hpp>
+
+#include <cstddef>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <rdma/rdma_user_cm.h>
+
+#include "rdmaproxy/engine.h"
+#include "rdmaproxy/testing/fakes.h"
+
+namespace rxp::proxy {
+namespace {
+
+using testing::FakeAppMemory;
+using testing::FakeFdBridge;
+using testing::FakeHostDevice;
+
+constexpr uint64_t kMirror = 0x100000000;  // sentry mode: the host sees app pages 4 GiB up
+
+struct CmFixture {
+  CmFixture() {
+    EngineOptions o;
+    o.log = [this](std::string_view l) { log.emplace_back(l); };
+    engine = std::make_unique<Engine>(std::move(o));
+    file = engine->OpenRdmaCm("rdma_cm");
+  }
+  // write() of `cmd` with body `body` (whose `response` field the caller set).
+  template <typename Body>
+  long Write(uint32_t cmd, const Body& body, uint16_t out) {
+    std::vector<std::byte> bytes(sizeof(rdma_ucm_cmd_hdr) + sizeof(Body));
+    const rdma_ucm_cmd_hdr hdr{cmd, static_cast<uint16_t>(sizeof(Body)), out};
+    std::memcpy(bytes.data(), &hdr, sizeof(hdr));
+    std::memcpy(bytes.data() + sizeof(hdr), &body, sizeof(Body));
+    return file->Write(memory, fds, host, memory.PutBytes(bytes), bytes.size());
+  }
+
+  FakeAppMemory memory{kMirror};
+  FakeFdBridge fds;
+  FakeHostDevice host;
+  std::vector<std::string> log;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<CmFile> file;
+};
+
+// The fake ucma answers a command by writing `resp` where the forwarded body's `response`
+// field (at `field` in the body) points: the bounce buffer, in sentry mode.
+template <typename Resp>
+void Answer(FakeHostDevice& host, size_t field, const Resp& resp) {
+  host.on_write = [field, resp](const void* buf, size_t len) {
+    uint64_t response = 0;
+    std::memcpy(&response,
+                static_cast<const std::byte*>(buf) + sizeof(rdma_ucm_cmd_hdr) + field, 8);
+    std::memcpy(reinterpret_cast<void*>(response), &resp, sizeof(resp));
+    return static_cast<long>(len);
+  };
+}
+
+rdma_ucm_create_id CreateId(uint64_t response) {
+  rdma_ucm_create_id c{};
+  c.response = response;
+  c.ps = RDMA_PS_TCP;
+  c.qp_type = 2;  // IB_QPT_RC
+  return c;
+}
+
+TEST_CASE("rdma_cm: a CREATE_ID whose response the app cannot take is not forwarded",
+          "[engine][rdma_cm]") {
+  CmFixture f;
+  Answer(f.host, offsetof(rdma_ucm_create_id, response), rdma_ucm_create_id_resp{5});
+  const uint64_t resp = f.memory.Alloc(sizeof(rdma_ucm_create_id_resp));
+  f.memory.Protect(resp);
+  // Natively ucma_create_id destroys the id it made when copy_to_user() fails: EFAULT and no id.
+  CHECK(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(resp), sizeof(rdma_ucm_create_id_resp)) ==
+        -EFAULT);
+  CHECK(f.host.calls == 0);
+  CHECK(f.file->live_ids() == 0);
+  CHECK(f.engine->counters().refused_state == 1);
+  REQUIRE(!f.log.empty());
+  CHECK(f.log.back().find("not writable") != std::string::npos);
+
+  // A writable response: forwarded, the id tracked, the app's copy filled.
+  const uint64_t good = f.memory.Alloc(sizeof(rdma_ucm_create_id_resp));
+  const auto body = CreateId(good);
+  CHECK(f.Write(RDMA_USER_CM_CMD_CREATE_ID, body, sizeof(rdma_ucm_create_id_resp)) ==
+        static_cast<long>(sizeof(rdma_ucm_cmd_hdr) + sizeof(body)));
+  CHECK(f.host.calls == 1);
+  CHECK(f.file->live_ids() == 1);
+  CHECK(f.memory.Get<rdma_ucm_create_id_resp>(good).id == 5);
+}
+
+TEST_CASE("rdma_cm: a DESTROY_ID whose response cannot be copied back fails with EFAULT after "
+          "the kernel destroyed the id", "[engine][rdma_cm]") {
+  CmFixture f;
+  Answer(f.host, offsetof(rdma_ucm_create_id, response), rdma_ucm_create_id_resp{5});
+  const uint64_t created = f.memory.Alloc(sizeof(rdma_ucm_create_id_resp));
+  REQUIRE(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(created),
+                  sizeof(rdma_ucm_create_id_resp)) > 0);
+  REQUIRE(f.file->live_ids() == 1);
+
+  // ucma_destroy_id destroys first and copies events_reported after: natively the id is gone
+  // and the app gets EFAULT. So the command runs, and fails the same way.
+  Answer(f.host, offsetof(rdma_ucm_destroy_id, response), rdma_ucm_destroy_id_resp{0});
+  rdma_ucm_destroy_id d{};
+  d.response = f.memory.Alloc(sizeof(rdma_ucm_destroy_id_resp));
+  d.id = 5;
+  f.memory.Protect(d.response);
+  CHECK(f.Write(RDMA_USER_CM_CMD_DESTROY_ID, d, sizeof(rdma_ucm_destroy_id_resp)) == -EFAULT);
+  CHECK(f.host.calls == 2);
+  CHECK(f.file->live_ids() == 0);
+  REQUIRE(!f.log.empty());
+  CHECK(f.log.back().find("fails with EFAULT") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace rxp::proxy
