@@ -23,6 +23,9 @@
 //                          -- a kernel buffer, IOV_MAX + 1 iovecs, a negative length, MSG_OOB --
 //                          or takes the datagram and then fails or truncates; kept: whether the
 //                          answer is still queued after it)
+//   blocked_recvmsg        ok type=T index_ok=1 flags=F from=P namelen=N cred=pidP,uidU
+//                          blocked=1 left=EAGAIN   (a GET answered to a recvmsg that another
+//                          thread had already blocked in, with SO_PASSCRED)
 //   bind_other, bind_groups, add_membership, sendto_peer, connect_peer, writev, truncated,
 //   sendfile, splice, aio_write (and their set-up steps)   ok | errno E
 // Natively as root everything succeeds (as another user, sending to or connecting to another
@@ -43,13 +46,16 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -438,6 +444,93 @@ void AskBadReceives(int fd, uint32_t index) {
   }
 }
 
+// A recvmsg already blocked on the empty socket (another thread) when a GET of device `index`
+// is sent and answered: what it receives -- the answer's type and device index, msg_flags,
+// the source, the SO_PASSCRED credentials the kernel attaches -- and whether anything is left
+// queued after it. "blocked_recvmsg ok type=T index_ok=1 flags=F from=P namelen=N cred=...".
+void AskBlocked(int fd, uint32_t index) {
+  const int on = 1, off = 0;
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0)
+    return Report("blocked_recvmsg", errno);
+  std::atomic<pid_t> tid{0};
+  std::string got;
+  std::thread receiver([&] {
+    tid = static_cast<pid_t>(syscall(SYS_gettid));
+    std::vector<char> buf(65536);
+    iovec iov{buf.data(), buf.size()};
+    alignas(8) char control[64] = {};
+    sockaddr_nl from{};
+    from.nl_pid = 12345;
+    msghdr msg{};
+    msg.msg_name = &from;
+    msg.msg_namelen = sizeof(from);
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof(control);
+    const ssize_t n = recvmsg(fd, &msg, 0);
+    if (n < 0) {
+      got = std::string("errno ") + strerrorname_np(errno);
+      return;
+    }
+    nlmsghdr h{};
+    std::memcpy(&h, buf.data(), std::min(sizeof(h), static_cast<size_t>(n)));
+    uint32_t seen = UINT32_MAX;
+    for (size_t off_a = NLMSG_HDRLEN; off_a + sizeof(nlattr) <= static_cast<size_t>(n);) {
+      nlattr a;
+      std::memcpy(&a, buf.data() + off_a, sizeof(a));
+      if (a.nla_len < sizeof(nlattr)) break;
+      if ((a.nla_type & NLA_TYPE_MASK) == RDMA_NLDEV_ATTR_DEV_INDEX && a.nla_len >= 8)
+        std::memcpy(&seen, buf.data() + off_a + sizeof(nlattr), sizeof(seen));
+      off_a += NLA_ALIGN(a.nla_len);
+    }
+    // The control messages by offset (the CMSG_* macros cast C-style): SCM_CREDENTIALS.
+    std::string cred = "none";
+    for (size_t at = 0; at + sizeof(cmsghdr) <= msg.msg_controllen;) {
+      cmsghdr c;
+      std::memcpy(&c, control + at, sizeof(c));
+      if (c.cmsg_len < sizeof(cmsghdr) || c.cmsg_len > msg.msg_controllen - at) break;
+      if (c.cmsg_level == SOL_SOCKET && c.cmsg_type == SCM_CREDENTIALS &&
+          c.cmsg_len >= sizeof(cmsghdr) + sizeof(ucred)) {
+        ucred u;
+        std::memcpy(&u, control + at + sizeof(cmsghdr), sizeof(u));
+        cred = "pid" + std::to_string(u.pid) + ",uid" + std::to_string(u.uid);
+      }
+      at += (c.cmsg_len + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t);
+    }
+    char line[160];
+    std::snprintf(line, sizeof(line), "ok type=%#x index_ok=%d flags=%#x from=%u namelen=%u "
+                  "cred=%s", h.nlmsg_type, seen == index ? 1 : 0,
+                  static_cast<unsigned>(msg.msg_flags), from.nl_pid, msg.msg_namelen,
+                  cred.c_str());
+    got = line;
+  });
+  // Until the receiver sleeps in recvmsg: /proc/self/task/TID/syscall starts with its number.
+  bool blocked = false;
+  for (int i = 0; i < 500 && !blocked; ++i) {
+    if (tid != 0) {
+      std::ifstream f("/proc/self/task/" + std::to_string(tid.load()) + "/syscall");
+      long nr = -1;
+      blocked = (f >> nr) && nr == SYS_recvmsg;
+    }
+    if (!blocked) usleep(10000);
+  }
+  struct {
+    nlattr a;
+    uint32_t index;
+  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
+  const std::vector<char> m =
+      Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), 0, &attrs, sizeof(attrs));
+  const int sent = send(fd, m.data(), m.size(), 0) < 0 ? errno : 0;
+  receiver.join();
+  char rest[64];
+  const char* left = recv(fd, rest, sizeof(rest), MSG_DONTWAIT) < 0 ? strerrorname_np(errno)
+                                                                     : "a datagram";
+  setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
+  if (sent != 0) return Report("blocked_recvmsg", sent);
+  std::printf("blocked_recvmsg %s blocked=%d left=%s\n", got.c_str(), blocked ? 1 : 0, left);
+}
+
 }  // namespace
 
 int main() {
@@ -477,6 +570,7 @@ int main() {
       AskBadPort(fd, "port_bad", listed.devices.front().second, false);
       AskBadPort(fd, "port_bad_capped", listed.devices.front().second, true);
       AskBadReceives(fd, listed.devices.front().second);
+      AskBlocked(fd, listed.devices.front().second);
     }
   }
 

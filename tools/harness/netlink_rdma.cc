@@ -219,7 +219,9 @@ std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
   return std::move(*narrowed);
 }
 
-ExitDecision NetlinkRdmaHandler::OnExit(const SyscallView& call, long result, TraceeAccess&) {
+ExitDecision NetlinkRdmaHandler::OnExit(const SyscallView& call, long result,
+                                        TraceeAccess& tracee) {
+  if (receiving_.contains(call.tid)) return Received(call, result, tracee);
   auto staged = staged_.find(call.tid);
   if (staged == staged_.end()) return ExitDecision::Keep();
   std::vector<NetlinkDatagram> answers = std::move(staged->second);
@@ -274,6 +276,43 @@ Result<std::optional<std::pair<uint32_t, uint32_t>>> NetlinkRdmaHandler::Placeho
   return Head();
 }
 
+ExitDecision NetlinkRdmaHandler::Received(const SyscallView& call, long result,
+                                          TraceeAccess& tracee) {
+  auto it = receiving_.find(call.tid);
+  const NetlinkReceive receive = std::move(it->second);
+  receiving_.erase(it);
+  if (result <= 0 || queued_.empty()) return ExitDecision::Keep();
+  // netlink_ack() of a header-only NOOP, as PlaceholderAtHead() peeks it: the sequence number
+  // that names the answer is its last word but one, so a shorter read cannot be told apart.
+  struct {
+    nlmsghdr h;
+    nlmsgerr e;
+  } ack{};
+  const size_t got = ReadReceived(receive, result, std::as_writable_bytes(std::span(&ack, 1)),
+                                  tracee.memory());
+  constexpr size_t kSeqEnd = sizeof(nlmsghdr) + offsetof(nlmsgerr, msg) +
+                            offsetof(nlmsghdr, nlmsg_seq) + sizeof(uint32_t);
+  if (got < kSeqEnd ||
+      ack.h.nlmsg_type != NLMSG_ERROR || ack.e.error != 0 || ack.e.msg.nlmsg_type != NLMSG_NOOP)
+    return ExitDecision::Keep();
+  const auto found = std::find_if(queued_.begin(), queued_.end(), [&](const auto& q) {
+    return q.first == ack.e.msg.nlmsg_seq;
+  });
+  if (found == queued_.end()) return ExitDecision::Keep();
+  // Placeholders before it were consumed unseen: their answers are stale.
+  queued_.erase(queued_.begin(), found);
+  NetlinkDatagram answer = queued_.front().second;
+  proxy::SetPortId(answer, ack.h.nlmsg_pid);
+  if ((receive.flags & MSG_PEEK) == 0) queued_.pop_front();
+  const long delivered =
+      DeliverNetlinkReceive(receive, answer, tracee.memory(), ReceiveControl::kKernel);
+  log_.Trace("[pid {}] NETLINK_RDMA fd {}: the harness's {}-byte answer received in place of "
+             "its placeholder{}: result {}",
+             call.tid, call.fd, answer.size(),
+             (receive.flags & MSG_PEEK) != 0 ? " (peeked)" : "", delivered);
+  return ExitDecision::Replace(delivered);
+}
+
 EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess& tracee) {
   switch (call.nr) {
     case SYS_write:
@@ -286,8 +325,8 @@ EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess&
     case SYS_recvfrom:
     case SYS_recvmsg:
     case SYS_recvmmsg:
-      // Only a receive whose next datagram is a placeholder of the harness's is its own.
-      if (queued_.empty()) return EntryDecision::Allow();
+      // Without answers there are no placeholders: every receive is the kernel's.
+      if (devices_ == nullptr) return EntryDecision::Allow();
       return Receive(call, tracee);
     case SYS_sendmmsg:
     case SYS_writev:
@@ -449,10 +488,20 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
     receive = ParseNetlinkReceive(call, tracee.memory());
     if (!receive) return EntryDecision::Allow();
   }
-  const auto peeked = PlaceholderAtHead();
-  if (!peeked.ok()) return EntryDecision::Emulate(-static_cast<long>(peeked.error().errnum));
-  const auto& head = *peeked;
-  if (!head) return EntryDecision::Allow();
+  // Only a receive whose next datagram is a placeholder of the harness's is emulated now.
+  std::optional<std::pair<uint32_t, uint32_t>> head;
+  if (!queued_.empty()) {
+    auto peeked = PlaceholderAtHead();
+    if (!peeked.ok()) return EntryDecision::Emulate(-static_cast<long>(peeked.error().errnum));
+    head = *peeked;
+  }
+  if (!head) {
+    // The kernel runs it. It may block until another thread's request is answered and then
+    // take that answer's placeholder, which is looked at when it returns (Received).
+    if (!receive) return EntryDecision::Allow();
+    receiving_[call.tid] = std::move(*receive);
+    return EntryDecision::AllowAndInspect();
+  }
   if (!receive)
     return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(
         "NETLINK_RDMA fd {}: recvmmsg of an answer the harness gives is not proxied; use "

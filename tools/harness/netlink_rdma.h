@@ -24,8 +24,10 @@
 //     the socket's order see a datagram exactly where the answer's is. At a receive whose next
 //     datagram is such a placeholder, the harness consumes it and emulates the receive with
 //     the answer (read, readv, recvfrom, recvmsg: netlink_receive.h, which also leaves to the
-//     kernel the receives it answers without taking a datagram; no control messages);
-//     recvmmsg is refused (EOPNOTSUPP) while one is next;
+//     kernel the receives it answers without taking a datagram; no control messages); a
+//     receive that finds none runs in the kernel, and if it returns with a placeholder (it
+//     blocked until another thread's request was answered) the answer is written over it,
+//     the kernel's control messages kept; recvmmsg is refused (EOPNOTSUPP) while one is next;
 //   - every other message is retyped to an RDMA_NLDEV operation no kernel has, which the kernel
 //     answers with an NLMSG_ERROR of EINVAL carrying the request's own sequence number
 //     (rdma_nl_rcv_msg(): !is_nl_msg_valid()) -- the answer of a kernel without that command
@@ -56,6 +58,7 @@
 #include "rdmaproxy/netlink_answer.h"
 #include "tools/harness/handler.h"
 #include "tools/harness/harness_log.h"
+#include "tools/harness/netlink_receive.h"
 
 namespace rxp::harness {
 
@@ -103,6 +106,8 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   EntryDecision SendMsg(const SyscallView& call, TraceeAccess& tracee);
   EntryDecision Address(const SyscallView& call, TraceeAccess& tracee);
   EntryDecision Receive(const SyscallView& call, TraceeAccess& tracee);
+  // A receive the kernel ran: if it took a placeholder, the answer replaces it.
+  ExitDecision Received(const SyscallView& call, long result, TraceeAccess& tracee);
   // The filtered copy of `data`, its answers staged for the send's exit; errors as Deny.
   Result<FilteredNetlink> Filter(const SyscallView& call, std::span<const std::byte> data);
   std::optional<std::vector<NetlinkDatagram>> Answer(std::span<const std::byte> message);
@@ -119,6 +124,7 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   UniqueFd socket_;
   std::optional<proxy::HostRdmaNetlink> host_;  // opened at the first query
   std::map<pid_t, std::vector<NetlinkDatagram>> staged_;  // by sending thread, until its exit
+  std::map<pid_t, NetlinkReceive> receiving_;  // receives the kernel runs, until their exit
   // Answers whose placeholders are in the socket, oldest first, by the placeholder's
   // sequence number.
   std::deque<std::pair<uint32_t, NetlinkDatagram>> queued_;

@@ -119,8 +119,23 @@ std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, Trace
   }
 }
 
+size_t ReadReceived(const NetlinkReceive& receive, long result, std::span<std::byte> out,
+                    TraceeMemory& memory) {
+  // With MSG_TRUNC the result is the datagram's whole length; the buffers hold what fit.
+  size_t want = std::min<size_t>(static_cast<size_t>(std::max(result, 0L)), out.size());
+  size_t got = 0;
+  for (const iovec& v : receive.iov) {
+    const size_t n = std::min<size_t>(v.iov_len, want - got);
+    if (n != 0 &&
+        !memory.Read(reinterpret_cast<uint64_t>(v.iov_base), out.subspan(got, n)).ok())
+      return 0;
+    got += n;
+  }
+  return got;
+}
+
 long DeliverNetlinkReceive(const NetlinkReceive& receive, std::span<const std::byte> datagram,
-                           TraceeMemory& memory) {
+                           TraceeMemory& memory, ReceiveControl control) {
   // netlink_recvmsg(): the copy, then MSG_TRUNC; a fault is its result, the datagram gone.
   size_t copied = 0;
   for (const iovec& v : receive.iov) {
@@ -149,11 +164,19 @@ long DeliverNetlinkReceive(const NetlinkReceive& receive, std::span<const std::b
       return -EFAULT;
     if (!memory.WriteValue(receive.address_len, full).ok()) return -EFAULT;
   }
-  // ____sys_recvmsg(): msg_flags (the caller's MSG_CMSG_CLOEXEC kept), then no control bytes.
+  // ____sys_recvmsg(): msg_flags (the caller's MSG_CMSG_CLOEXEC kept), then no control bytes;
+  // or the kernel's flags and control bytes, less the placeholder's MSG_TRUNC.
   if (receive.msghdr != 0) {
-    const int msg_flags = (receive.flags & MSG_CMSG_CLOEXEC) | (truncated ? MSG_TRUNC : 0);
+    const uint64_t flags_at = receive.msghdr + offsetof(msghdr, msg_flags);
+    int msg_flags = (receive.flags & MSG_CMSG_CLOEXEC) | (truncated ? MSG_TRUNC : 0);
+    if (control == ReceiveControl::kKernel) {
+      auto kernel_flags = memory.ReadValue<int>(flags_at);
+      if (!kernel_flags.ok()) return -EFAULT;
+      msg_flags = (*kernel_flags & ~MSG_TRUNC) | (truncated ? MSG_TRUNC : 0);
+    }
+    if (!memory.WriteValue(flags_at, msg_flags).ok()) return -EFAULT;
     const size_t no_control = 0;
-    if (!memory.WriteValue(receive.msghdr + offsetof(msghdr, msg_flags), msg_flags).ok() ||
+    if (control == ReceiveControl::kNone &&
         !memory.WriteValue(receive.msghdr + offsetof(msghdr, msg_controllen), no_control).ok())
       return -EFAULT;
   }

@@ -8,7 +8,9 @@
 // EOPNOTSUPP, or 0 for an empty read) are the kernel's own and the placeholder stays queued.
 // Otherwise DeliverNetlinkReceive writes the datagram as netlink_recvmsg() and the socket
 // layer would: the data (truncated to the buffers), MSG_TRUNC, the kernel as the source address
-// (move_addr_to_user()), msg_flags and an empty control buffer (____sys_recvmsg()).
+// (move_addr_to_user()), msg_flags and an empty control buffer (____sys_recvmsg()) -- or, for a
+// receive the kernel ran and answered with a placeholder (it was blocked when the placeholder
+// was queued), over what the kernel wrote, keeping its control messages.
 #pragma once
 
 #include <sys/uio.h>
@@ -40,10 +42,22 @@ struct NetlinkReceive {
 // bytes (sock_read_iter(), do_iter_readv_writev() return 0 untouched). recvmmsg is not one.
 std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, TraceeMemory& memory);
 
+// Whose control messages a delivered receive carries.
+enum class ReceiveControl {
+  kNone,    // the harness took the placeholder itself: no control bytes (msg_controllen 0)
+  kKernel,  // the kernel delivered the placeholder (the receive ran): its control messages
+            // (SO_PASSCRED, NETLINK_PKTINFO of a kernel-sent datagram) and MSG_CTRUNC stand
+};
+
 // Writes `datagram` as the call's received datagram, taken off the queue already (or peeked);
 // the call's result: the bytes copied, the whole length with MSG_TRUNC, or -errno (EFAULT for
 // a buffer or address that faults, EINVAL for a negative address length).
 long DeliverNetlinkReceive(const NetlinkReceive& receive, std::span<const std::byte> datagram,
-                           TraceeMemory& memory);
+                           TraceeMemory& memory, ReceiveControl control = ReceiveControl::kNone);
+
+// The first bytes of what a receive that returned `result` left in its buffers (at most
+// `out.size()`); how many were read back (0 when its buffers fault now).
+size_t ReadReceived(const NetlinkReceive& receive, long result, std::span<std::byte> out,
+                    TraceeMemory& memory);
 
 }  // namespace rxp::harness

@@ -174,5 +174,48 @@ TEST_CASE("a delivered datagram is truncated, addressed and flagged as the kerne
   CHECK(m.Get<socklen_t>(len) == 4);
 }
 
+TEST_CASE("a receive the kernel ran keeps its control messages when the answer replaces its "
+          "placeholder", "[netlink_receive]") {
+  ArenaMemory m;
+  std::vector<std::byte> datagram(100);
+  for (size_t i = 0; i < datagram.size(); ++i) datagram[i] = static_cast<std::byte>(i);
+  const uint64_t a = m.At(1024), b = m.At(2048);
+  iovec halves[2] = {{reinterpret_cast<void*>(a), 20}, {reinterpret_cast<void*>(b), 200}};
+  const uint64_t iov = m.Put(0, halves);
+  msghdr h{};
+  h.msg_iov = reinterpret_cast<iovec*>(iov);
+  h.msg_iovlen = 2;
+  h.msg_control = reinterpret_cast<void*>(m.At(3072));
+  h.msg_controllen = 64;
+  const uint64_t msg = m.Put(256, h);
+  auto r = ParseNetlinkReceive(Call(SYS_recvmsg, {3, msg, 0, 0, 0, 0}), m);
+  REQUIRE(r);
+
+  // What the kernel left: a 36-byte placeholder across both buffers, 24 control bytes (a
+  // credentials message), MSG_CTRUNC; its MSG_TRUNC (had it been cut) is the placeholder's.
+  for (size_t i = 0; i < 36; ++i)
+    m.Put(i < 20 ? 1024 + i : 2048 + i - 20, static_cast<uint8_t>(0xa0 + i));
+  std::array<std::byte, 36> seen{};
+  CHECK(ReadReceived(*r, 36, seen, m) == 36);
+  CHECK(seen[19] == std::byte{0xa0 + 19});
+  CHECK(seen[20] == std::byte{0xa0 + 20});
+  CHECK(ReadReceived(*r, 8, seen, m) == 8);  // no more than the result
+  h = m.Get<msghdr>(msg);
+  h.msg_controllen = 24;
+  h.msg_flags = MSG_CTRUNC | MSG_TRUNC;
+  m.Put(256, h);
+
+  CHECK(DeliverNetlinkReceive(*r, datagram, m, ReceiveControl::kKernel) == 100);
+  CHECK(m.Get<std::byte>(b + 79) == std::byte{99});
+  const msghdr out = m.Get<msghdr>(msg);
+  CHECK(out.msg_controllen == 24);
+  CHECK(out.msg_flags == MSG_CTRUNC);  // the answer fits: no MSG_TRUNC
+
+  // The harness's own delivery: no control bytes, the kernel's flags not consulted.
+  CHECK(DeliverNetlinkReceive(*r, datagram, m) == 100);
+  CHECK(m.Get<msghdr>(msg).msg_controllen == 0);
+  CHECK(m.Get<msghdr>(msg).msg_flags == 0);
+}
+
 }  // namespace
 }  // namespace rxp::harness
