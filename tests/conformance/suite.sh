@@ -942,7 +942,7 @@ case_verbs_processes() {
   native=$(timeout 300 "$PROCESSES" "$DEV0" "$GID0" 2>&1) || nrc=$?
   proxy=$(timeout 300 "${PROXY[@]}" "$PROCESSES" "$DEV0" "$GID0" 2>/dev/null) || prc=$?
   if ((nrc == 0 && prc == 0)) && [[ $native == "$proxy" ]]; then
-    pass verbs_processes "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") errnos identical ($(grep '^errno child_post_send' <<<"$native" || echo 'the child posted'); $(grep '^errno cred_post_after_change' <<<"$native" || echo 'posted after a credential change'))"
+    pass verbs_processes "$(grep -c '^ok ' <<<"$native") steps and $(grep -c '^errno ' <<<"$native") errnos identical ($(grep '^errno child_post_send' <<<"$native" || echo 'the child posted'); $(grep '^errno cred_post_after_change' <<<"$native" || echo 'posted after a credential change'); $(grep -c '^ok cred_.* after it EACCES' <<<"$native") of $(grep -c '^ok cred_\(noop\|query\|new\|no_new\)' <<<"$native") no-op credential calls committed)"
   else
     fail verbs_processes "exit $nrc / $prc"; difference "$native" "$proxy"
   fi

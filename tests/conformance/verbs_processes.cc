@@ -19,6 +19,10 @@
 //    kernel refuses that post with EACCES: the writer's credentials are no longer the ones the
 //    file was opened with (ib_safe_file_access). Its ioctls go on, and a context it opens
 //    afterwards takes its posts.
+//  - no-op credential calls: a child per call (setuid to its own uid, setresuid(-1, -1, -1),
+//    capset of its own capabilities, keyctl, ...) opens the device file, makes the call and
+//    writes an unknown command: EACCES where the kernel committed new credentials anyway
+//    (ib_safe_file_access compares pointers), EINVAL where it did not.
 //  - threads: four threads on the one context, each with its own completion channel, CQ and
 //    loopback RC pair, sending in rounds and waiting for each completion event (two threads in
 //    a blocking ibv_get_cq_event, two after poll()), while the others register and deregister
@@ -28,14 +32,17 @@
 //    open: its exit status comes back, and no RDMA fd crosses the exec.
 //
 // Exit status: 0 when every step that must succeed did and all data arrived intact.
+#include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <spawn.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -45,6 +52,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "verbs_steps.h"
 
@@ -332,6 +340,77 @@ void CredentialSection(const char* name, int gid_index) {
   if (Reap("cred_child", child) != 0) Fail("cred_child", "it failed");
 }
 
+// No-op credential calls. Each runs in a child of its own that opened the device file just
+// before, and the child then writes to that file: ib_uverbs_write checks the writer first
+// (ib_safe_file_access compares struct cred pointers), so a call that commits new credentials
+// while changing no value still has the write refused with EACCES natively; otherwise the
+// write, of an unknown command, is EINVAL. Which calls commit is the kernel's (a no-op
+// setresuid does not since 6.3), and the harness must agree call by call
+// (tools/harness/credential_calls.h).
+long SameGroups() {
+  std::array<gid_t, 256> groups{};
+  const int n = getgroups(static_cast<int>(groups.size()), groups.data());
+  return n < 0 ? -1 : syscall(SYS_setgroups, n, groups.data());
+}
+long SameCapabilities() {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  std::array<__user_cap_data_struct, 2> data{};
+  return syscall(SYS_capget, &header, data.data()) != 0 ? -1 : syscall(SYS_capset, &header, data.data());
+}
+struct NoOpCredentialCall {
+  const char* step;
+  long (*call)();
+};
+// Raw system calls: in a multi-threaded program glibc's wrappers change every thread's.
+const NoOpCredentialCall kNoOpCredentialCalls[] = {
+    {"cred_noop_setuid", [] { return syscall(SYS_setuid, getuid()); }},
+    {"cred_noop_setgid", [] { return syscall(SYS_setgid, getgid()); }},
+    {"cred_noop_setreuid", [] { return syscall(SYS_setreuid, -1, -1); }},
+    {"cred_noop_setregid", [] { return syscall(SYS_setregid, -1, -1); }},
+    {"cred_noop_setresuid", [] { return syscall(SYS_setresuid, -1, -1, -1); }},
+    {"cred_noop_setresgid", [] { return syscall(SYS_setresgid, -1, -1, -1); }},
+    {"cred_noop_setfsuid", [] { return syscall(SYS_setfsuid, geteuid()) >= 0 ? 0L : -1L; }},
+    {"cred_noop_setgroups", SameGroups},
+    {"cred_noop_capset", SameCapabilities},
+    {"cred_noop_keepcaps", [] { return long{prctl(PR_SET_KEEPCAPS, prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0), 0, 0, 0)}; }},
+    {"cred_noop_securebits", [] { return long{prctl(PR_SET_SECUREBITS, prctl(PR_GET_SECUREBITS, 0, 0, 0, 0), 0, 0, 0)}; }},
+    {"cred_noop_ambient_clear", [] { return long{prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)}; }},
+    {"cred_query_ambient", [] { return prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_NET_RAW, 0, 0) < 0 ? -1L : 0L; }},
+    {"cred_new_session_keyring", [] { return syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, 0) < 0 ? -1L : 0L; }},
+    {"cred_noop_reqkey", [] { return syscall(SYS_keyctl, KEYCTL_SET_REQKEY_KEYRING, KEY_REQKEY_DEFL_DEFAULT) < 0 ? -1L : 0L; }},
+    {"cred_query_reqkey", [] { return syscall(SYS_keyctl, KEYCTL_SET_REQKEY_KEYRING, KEY_REQKEY_DEFL_NO_CHANGE) < 0 ? -1L : 0L; }},
+    {"cred_no_new_privs", [] { return long{prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)}; }},  // not a credential
+};
+
+// The errno of a write() on `fd` of a command word no kernel knows ("none" if it was taken).
+const char* UnknownCommandErrno(int fd) {
+  const std::array<uint32_t, 4> command{0xfff, 4, 0, 0};  // bits outside the command mask
+  return write(fd, command.data(), sizeof command) < 0 ? strerrorname_np(errno) : "none";
+}
+
+void NoOpCredentialSection(const ibv_context* ctx) {
+  const std::string path = std::string("/dev/infiniband/") + ctx->device->dev_name;
+  for (const NoOpCredentialCall& c : kNoOpCredentialCalls) {
+    std::fflush(stdout);
+    const pid_t child = fork();
+    if (child < 0) Die(c.step, "fork");
+    if (child == 0) {
+      const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+      if (fd < 0) Die(c.step, "open");
+      const char* before = UnknownCommandErrno(fd);
+      errno = 0;
+      const long rc = c.call();
+      const char* call = rc < 0 ? strerrorname_np(errno) : "ok";
+      Ok(c.step, "call %s; a write() before it %s, after it %s", call, before, UnknownCommandErrno(fd));
+      std::fflush(stdout);
+      _exit(0);
+    }
+    int status = 0;
+    if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+      Fail(c.step, "the child failed");
+  }
+}
+
 struct ThreadRun {
   const Port* port = nullptr;
   int index = 0;
@@ -497,6 +576,7 @@ int main(int argc, char** argv) {
 
   ForkSection(port);
   CredentialSection(argv[1], port.gid_index);
+  NoOpCredentialSection(port.ctx);
   ThreadSection(port);
   SpawnSection(port);
 

@@ -15,6 +15,7 @@
 #include <cstddef>
 
 #include "tools/harness/address_space.h"
+#include "tools/harness/credential_calls.h"
 
 namespace rxp::harness {
 namespace {
@@ -240,22 +241,6 @@ std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
     {SYS_close_range,    {{0, Op::kGt, kLow32}},                                 Trace(Intercept::kCloseRange)},
     {SYS_unshare,        {FlagSet(0, CLONE_FILES)},                              Trace(Intercept::kUnshare)},
     {SYS_unshare,        {FlagSet(0, CLONE_NEWUSER)},                            Trace(Intercept::kUnshare)},
-    // What can give a process new credentials (commit_creds callers reachable from a syscall
-    // that change IDs, groups, capabilities or the user namespace): ib_safe_file_access
-    // refuses such a process's write() to a file it opened before (tracer_credentials.cc).
-    {SYS_setuid,         {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setgid,         {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setreuid,       {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setregid,       {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setresuid,      {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setresgid,      {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setfsuid,       {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setfsgid,       {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setgroups,      {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_capset,         {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_setns,          {},                                                     Trace(Intercept::kCredentials)},
-    {SYS_prctl,          {Is32(0, PR_CAPBSET_DROP)},                             Trace(Intercept::kCredentials)},
-    {SYS_prctl,          {Is32(0, PR_CAP_AMBIENT)},                              Trace(Intercept::kCredentials)},
     // The control data is in memory: every send with a message header stops (send/sendto
     // cannot carry fds). Only processes that hold proxied fds have this rule.
     {SYS_sendmsg,        {},                                                     Trace(Intercept::kSendFds)},
@@ -269,6 +254,13 @@ std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
   };
   // clang-format on
   rules.insert(rules.end(), std::begin(kFdModel), std::end(kFdModel));
+  // What can give a process new credentials: ib_safe_file_access refuses such a process's
+  // write() to a file it opened before (credential_calls.h, tracer_credentials.cc).
+  for (const CredentialCall& call : CredentialCalls()) {
+    FilterRule rule{call.nr, {}, Trace(Intercept::kCredentials)};
+    if (call.op) rule.conditions.push_back(Is32(0, *call.op));
+    rules.push_back(std::move(rule));
+  }
   return rules;
 }
 

@@ -16,10 +16,10 @@
 //   * (device filter) sendmsg/sendmmsg, so a proxied fd is not handed to another process
 //     over a unix socket (SCM_RIGHTS), where it would escape the harness;
 //   * (device filter) io_submit, whose iocbs name fds the filter cannot see;
-//   * (device filter) the calls that can change a process's credentials (set*id, setgroups,
-//     capset, setns, unshare(CLONE_NEWUSER), prctl(PR_CAPBSET_DROP / PR_CAP_AMBIENT)): the
-//     kernel refuses a write() to a uverbs or rdma_cm file from credentials other than the
-//     opener's, and the tracer notes a change (tracer_credentials.cc);
+//   * (device filter) the calls that can give a process new credentials (credential_calls.h:
+//     set*id, setgroups, capset, setns, prctl and keyctl operations; unshare(CLONE_NEWUSER)
+//     above): the kernel refuses a write() to a uverbs or rdma_cm file from credentials other
+//     than the opener's, and the tracer notes a commit (tracer_credentials.cc);
 //   * (base) socket(AF_NETLINK, *, NETLINK_RDMA): the new socket moves into the range, where
 //     every request it sends is filtered (netlink_rdma.h).
 //   * (base) a new RLIMIT_NOFILE (setrlimit, prlimit64 with a new limit): a hard limit below
@@ -77,8 +77,8 @@ enum class Intercept : uint16_t {
   kGetcwd,         // getcwd: a cwd inside a redirected directory is named as the sandbox sees it
   kStrictMode,     // a call strict mode forbids, in a thread that entered it (StrictModeFilter)
   kNofileQuery,    // getrlimit/prlimit64 reading RLIMIT_NOFILE, where the hard limit was kept
-  kCredentials,    // set*id, setgroups, capset, setns, prctl(PR_CAPBSET_DROP / PR_CAP_AMBIENT) of
-                   // a process that holds proxied fds (tracer_credentials.cc)
+  kCredentials,    // a call of credential_calls.h (set*id, setgroups, capset, setns, prctl and
+                   // keyctl operations) of a process that holds proxied fds (tracer_credentials.cc)
   kCount,
 };
 const char* InterceptName(Intercept tag);

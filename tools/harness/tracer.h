@@ -334,9 +334,11 @@ class Tracer {
   Verdict OnAioSubmit(const Stop& stop);
   // Credential changes of processes that hold proxied fds (tracer_credentials.cc).
   Verdict OnCredentials(const Stop& stop);
-  // At the exit of `stop`'s call, `then` (if any) and then: when the thread's credentials now
-  // differ from what they were at this entry, a ProcessEvent::kCredentials for its process.
+  // At the exit of `stop`'s call, `then` (if any) and then: when the call gave the thread new
+  // credentials (credential_calls.h), a ProcessEvent::kCredentials for its process.
   ExitFn WatchCredentials(const Stop& stop, ExitFn then);
+  // Whether this kernel commits new credentials for a no-op setresuid (asked once).
+  bool NoOpSetresCommits();
   // RLIMIT_NOFILE against the reserved range (tracer_limits.cc, nofile_limit.h).
   Verdict OnNofileLimit(const Stop& stop);
   Verdict OnNofileQuery(const Stop& stop);
@@ -411,6 +413,7 @@ class Tracer {
   // The harness itself runs under seccomp filters (a container's profile), and with it every
   // tracee: the kernel would refuse them strict mode.
   bool inherited_filters_ = false;
+  std::optional<bool> noop_setres_commits_;  // NoOpSetresCommits, once asked
   const BpfProgram strict_filter_ = StrictModeFilter();
   // Processes that share an fd table with a device-filtered one but lack the filter
   // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.

@@ -1,28 +1,28 @@
 // Credential changes of a process that holds proxied fds.
 //
 // The kernel refuses a write() to a uverbs or rdma_cm file from a task whose credentials are
-// not the ones the file was opened with (ib_safe_file_access: file->f_cred == current_cred(),
-// in ib_uverbs_write and ucma_write). A write the program issues itself meets that check; the
-// rxe send doorbells the tracer issues on its own descriptor would not, so the engine refuses
-// them for a process whose credentials changed since the open (EngineFactory::
-// RefuseForeignWriter), told by a ProcessEvent::kCredentials.
+// not the ones the file was opened with (ib_safe_file_access). A write the program issues
+// itself meets that check; the rxe send doorbells the tracer issues on its own descriptor would
+// not, so the engine refuses them for a process whose credentials changed since the open
+// (EngineFactory::RefuseForeignWriter), told by a ProcessEvent::kCredentials.
 //
-// The kernel compares struct cred pointers, which no process can see. The tracer compares what
-// the change could have changed instead: the IDs, supplementary groups and capability sets
-// /proc/<tid>/status shows and the user namespace. A call that leaves all of those as they
-// were (a no-op setuid, or a no-op setresuid on a kernel without commit 659c0ce1cb9e -- 6.3,
-// backported to the stable kernels in April 2023 -- both of which commit new credentials;
-// keyrings and securebits, which grant nothing) is not counted; docs/threat-model.md says so.
+// The kernel compares struct cred pointers, which no process can see: which calls make new
+// ones, also for no change, is a table (credential_calls.h). For the calls that commit only on
+// a change the tracer compares what they could have changed: the IDs, supplementary groups and
+// capability sets /proc/<tid>/status shows and the user namespace.
 #include <sys/syscall.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
+#include "tools/harness/credential_calls.h"
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
 
@@ -47,29 +47,56 @@ std::optional<std::string> CredentialsSnapshot(pid_t tid) {
   return snapshot;
 }
 
+// The files a no-op setresuid probe may open: rdma_cm first (no device context behind it),
+// then the uverbs devices, in name order.
+std::vector<std::string> CredentialProbeFiles() {
+  std::vector<std::string> files{"/dev/infiniband/rdma_cm"};
+  std::error_code error;
+  std::vector<std::string> verbs;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev/infiniband", error))
+    if (entry.path().filename().string().starts_with("uverbs")) verbs.push_back(entry.path());
+  std::ranges::sort(verbs);
+  files.insert(files.end(), verbs.begin(), verbs.end());
+  return files;
+}
+
 }  // namespace
+
+bool Tracer::NoOpSetresCommits() {
+  if (!noop_setres_commits_) {
+    const std::optional<bool> probed = ProbeNoOpSetresCommits(CredentialProbeFiles());
+    // Without a file to ask, the kernels since 6.3 (and the stable ones) are the likelier.
+    noop_setres_commits_ = probed.value_or(false);
+    options_.log->Trace("a no-op setresuid {} new credentials on this kernel{}",
+                        *noop_setres_commits_ ? "commits" : "does not commit",
+                        probed ? "" : " (assumed: no device file to ask)");
+  }
+  return *noop_setres_commits_;
+}
 
 Tracer::ExitFn Tracer::WatchCredentials(const Stop& stop, ExitFn then) {
   return [this, before = CredentialsSnapshot(stop.task.tid), nr = stop.nr,
+          rule = CredentialCommitOf(stop.nr, stop.args),
           then = std::move(then)](ExitStop& exit, long result) {
     const long final_result = then ? then(exit, result) : result;
-    // A failed call changed nothing (setfsuid and setfsgid return the old ID either way: the
-    // comparison tells).
-    if (result < 0 && nr != SYS_setfsuid && nr != SYS_setfsgid) return final_result;
+    if (rule == CredentialCommit::kNever) return final_result;
     const Task& task = exit.task();
     const std::optional<std::string> after = CredentialsSnapshot(task.tid);
-    if (before && after && *before == *after) return final_result;
-    options_.log->Trace("[pid {}] {} changed the credentials of process {}: its writes to files "
+    // A thread that is gone, or whose /proc could not be read, counts as changed.
+    const bool changed = !before || !after || *before != *after;
+    const bool noop_commits =
+        rule == CredentialCommit::kIfChangedOrNoOpCommits && !changed && result >= 0 && NoOpSetresCommits();
+    if (!CommittedCredentials(rule, result, changed, noop_commits)) return final_result;
+    options_.log->Trace("[pid {}] {} gave process {} new credentials{}: its writes to files "
                         "opened before are refused, as the kernel refuses them",
-                        task.tid, SyscallName(nr), task.tgid);
+                        task.tid, SyscallName(nr), task.tgid, changed ? "" : " (no value changed)");
     if (options_.factory != nullptr)
       options_.factory->OnProcessEvent({ProcessEvent::Kind::kCredentials, task.tgid, 0, false, false});
     return final_result;
   };
 }
 
-// set*id, setgroups, capset, setns, prctl(PR_CAPBSET_DROP / PR_CAP_AMBIENT): run as issued,
-// compared at the exit.
+// The calls of credential_calls.h: run as issued, judged at the exit.
 Tracer::Verdict Tracer::OnCredentials(const Stop& stop) {
   return Verdict::WatchExit(WatchCredentials(stop, nullptr));
 }

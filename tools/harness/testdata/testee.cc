@@ -16,6 +16,7 @@
 #include <linux/capability.h>
 #include <linux/close_range.h>
 #include <linux/filter.h>
+#include <linux/keyctl.h>
 #include <linux/sched.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
@@ -688,6 +689,12 @@ int Credentials(const char* path) {
   Print("fd", Ret(fd));
   Print("noop_setresuid", Ret(syscall(SYS_setresuid, -1, -1, -1)));
   Print("setfsuid_query", syscall(SYS_setfsuid, -1) >= 0 ? 0 : 1);  // returns the fsuid
+  // Queries that share a credential call: no new credentials.
+  Print("ambient_is_set", Ret(prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_IS_SET, CAP_NET_RAW, 0, 0)));
+  Print("reqkey_query", Ret(syscall(SYS_keyctl, KEYCTL_SET_REQKEY_KEYRING, KEY_REQKEY_DEFL_NO_CHANGE)));
+  // No-ops that still commit new credentials (__sys_setuid, cap_task_prctl).
+  Print("noop_setuid", Ret(syscall(SYS_setuid, getuid())));
+  Print("noop_keepcaps", Ret(prctl(PR_SET_KEEPCAPS, prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0), 0, 0, 0)));
   Print("capbset_drop", Ret(prctl(PR_CAPBSET_DROP, CAP_AUDIT_READ, 0, 0, 0)));
   Print("userns", Ret(unshare(CLONE_NEWUSER)));
   return 0;
