@@ -444,6 +444,75 @@ void AskBadReceives(int fd, uint32_t index) {
   }
 }
 
+// The control messages of a receive, by offset (the CMSG_* macros cast C-style):
+// "cred=pidP,uidU" for SCM_CREDENTIALS ("cred=none" without), then " pktinfo=groupG" for
+// NETLINK_PKTINFO when there is one.
+std::string ControlSummary(const char* control, size_t len) {
+  std::string cred = "none", pktinfo;
+  for (size_t at = 0; at + sizeof(cmsghdr) <= len;) {
+    cmsghdr c;
+    std::memcpy(&c, control + at, sizeof(c));
+    if (c.cmsg_len < sizeof(cmsghdr) || c.cmsg_len > len - at) break;
+    if (c.cmsg_level == SOL_SOCKET && c.cmsg_type == SCM_CREDENTIALS &&
+        c.cmsg_len >= sizeof(cmsghdr) + sizeof(ucred)) {
+      ucred u;
+      std::memcpy(&u, control + at + sizeof(cmsghdr), sizeof(u));
+      cred = "pid" + std::to_string(u.pid) + ",uid" + std::to_string(u.uid);
+    }
+    if (c.cmsg_level == SOL_NETLINK && c.cmsg_type == NETLINK_PKTINFO &&
+        c.cmsg_len >= sizeof(cmsghdr) + sizeof(nl_pktinfo)) {
+      nl_pktinfo info;
+      std::memcpy(&info, control + at + sizeof(cmsghdr), sizeof(info));
+      pktinfo = " pktinfo=group" + std::to_string(info.group);
+    }
+    at += (c.cmsg_len + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t);
+  }
+  return "cred=" + cred + pktinfo;
+}
+
+// A GET of device `index` answered to a recvmsg with room for control messages, while
+// SO_PASSCRED and NETLINK_PKTINFO are on: peeked, then taken (both with the kernel's control
+// messages), then once more into a control buffer too short for the credentials (MSG_CTRUNC).
+// "control_peek ok type=T index_ok=1 flags=F len=L cred=pid0,uid0 pktinfo=group0".
+void AskWithControl(int fd, uint32_t index) {
+  const int on = 1, off = 0;
+  if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0 ||
+      setsockopt(fd, SOL_NETLINK, NETLINK_PKTINFO, &on, sizeof(on)) != 0)
+    return Report("control_recvmsg", errno);
+  struct {
+    nlattr a;
+    uint32_t index;
+  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
+  const std::vector<char> m =
+      Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), 0, &attrs, sizeof(attrs));
+  auto receive = [&](const char* what, int flags, size_t control_len) {
+    std::vector<char> buf(65536);
+    iovec iov{buf.data(), buf.size()};
+    alignas(8) char control[64] = {};
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = control_len;
+    const ssize_t n = recvmsg(fd, &msg, flags | MSG_DONTWAIT);
+    if (n < 0) return Report(what, errno);
+    nlmsghdr h{};
+    std::memcpy(&h, buf.data(), std::min(sizeof(h), static_cast<size_t>(n)));
+    std::printf("%s ok type=%#x len=%zd flags=%#x controllen=%zu %s\n", what, h.nlmsg_type, n,
+                static_cast<unsigned>(msg.msg_flags), static_cast<size_t>(msg.msg_controllen),
+                ControlSummary(control, msg.msg_controllen).c_str());
+  };
+  if (send(fd, m.data(), m.size(), 0) < 0) return Report("control_recvmsg", errno);
+  receive("control_peek", MSG_PEEK, 64);
+  receive("control_recvmsg", 0, 64);
+  if (send(fd, m.data(), m.size(), 0) < 0) return Report("control_short", errno);
+  receive("control_short", 0, CMSG_SPACE(sizeof(nl_pktinfo)));
+  char rest[64];
+  Report("control_left", recv(fd, rest, sizeof(rest), MSG_DONTWAIT) < 0 ? errno : 0);
+  setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
+  setsockopt(fd, SOL_NETLINK, NETLINK_PKTINFO, &off, sizeof(off));
+}
+
 // A recvmsg already blocked on the empty socket (another thread) when a GET of device `index`
 // is sent and answered: what it receives -- the answer's type and device index, msg_flags,
 // the source, the SO_PASSCRED credentials the kernel attaches -- and whether anything is left
@@ -484,23 +553,10 @@ void AskBlocked(int fd, uint32_t index) {
         std::memcpy(&seen, buf.data() + off_a + sizeof(nlattr), sizeof(seen));
       off_a += NLA_ALIGN(a.nla_len);
     }
-    // The control messages by offset (the CMSG_* macros cast C-style): SCM_CREDENTIALS.
-    std::string cred = "none";
-    for (size_t at = 0; at + sizeof(cmsghdr) <= msg.msg_controllen;) {
-      cmsghdr c;
-      std::memcpy(&c, control + at, sizeof(c));
-      if (c.cmsg_len < sizeof(cmsghdr) || c.cmsg_len > msg.msg_controllen - at) break;
-      if (c.cmsg_level == SOL_SOCKET && c.cmsg_type == SCM_CREDENTIALS &&
-          c.cmsg_len >= sizeof(cmsghdr) + sizeof(ucred)) {
-        ucred u;
-        std::memcpy(&u, control + at + sizeof(cmsghdr), sizeof(u));
-        cred = "pid" + std::to_string(u.pid) + ",uid" + std::to_string(u.uid);
-      }
-      at += (c.cmsg_len + sizeof(size_t) - 1) / sizeof(size_t) * sizeof(size_t);
-    }
+    const std::string cred = ControlSummary(control, msg.msg_controllen);
     char line[160];
     std::snprintf(line, sizeof(line), "ok type=%#x index_ok=%d flags=%#x from=%u namelen=%u "
-                  "cred=%s", h.nlmsg_type, seen == index ? 1 : 0,
+                  "%s", h.nlmsg_type, seen == index ? 1 : 0,
                   static_cast<unsigned>(msg.msg_flags), from.nl_pid, msg.msg_namelen,
                   cred.c_str());
     got = line;
@@ -571,6 +627,7 @@ int main() {
       AskBadPort(fd, "port_bad_capped", listed.devices.front().second, true);
       AskBadReceives(fd, listed.devices.front().second);
       AskBlocked(fd, listed.devices.front().second);
+      AskWithControl(fd, listed.devices.front().second);
     }
   }
 

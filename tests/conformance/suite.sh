@@ -971,7 +971,7 @@ case_netlink() {
   fi
   want="socket ok
 bind ok
-$(grep -E '^(sys_get_|get|port_bad|recv|read|blocked_)' <<<"$native")
+$(grep -E '^(sys_get_|get|port_bad|recv|read|blocked_|control_)' <<<"$native")
 bind_other ok
 bind_groups errno EPERM
 add_membership errno EPERM
@@ -991,7 +991,7 @@ aio_write errno EINVAL"
   elif [[ $refused != "socket errno EPROTONOSUPPORT" ]]; then
     fail netlink "with --refuse-netlink: $refused"
   else
-    pass netlink "$(grep '^sys_get_sendmsg' <<<"$native" | cut -d' ' -f2-) and $(grep '^get ' <<<"$native" | cut -d' ' -f2-) natively and under the proxy, and $(grep -cE '^(recv|read).* kept=' <<<"$native") receives' errors and queue effects, a receive blocked before the answer ($(grep '^blocked_recvmsg' <<<"$native" | cut -d' ' -f2-)); groups and peers EPERM; --refuse-netlink: EPROTONOSUPPORT"
+    pass netlink "$(grep '^sys_get_sendmsg' <<<"$native" | cut -d' ' -f2-) and $(grep '^get ' <<<"$native" | cut -d' ' -f2-) natively and under the proxy, and $(grep -cE '^(recv|read).* kept=' <<<"$native") receives' errors and queue effects, a receive blocked before the answer ($(grep '^blocked_recvmsg' <<<"$native" | cut -d' ' -f2-)), one with the kernel's control messages ($(grep '^control_recvmsg' <<<"$native" | cut -d' ' -f2-)); groups and peers EPERM; --refuse-netlink: EPROTONOSUPPORT"
   fi
 }
 

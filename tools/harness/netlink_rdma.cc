@@ -119,6 +119,18 @@ Result<void> CheckKernelPeer(const sockaddr_nl& a, const char* what) {
   return Ok();
 }
 
+// A placeholder is netlink_ack() of a header-only NOOP: the sequence number that names its
+// answer is the echoed request's, whose last byte is the 32nd.
+constexpr size_t kPlaceholderSeqEnd = sizeof(nlmsghdr) + offsetof(nlmsgerr, msg) +
+                                      offsetof(nlmsghdr, nlmsg_seq) + sizeof(uint32_t);
+
+// The bytes a receive's buffers hold.
+size_t ReceivedRoom(const NetlinkReceive& receive) {
+  size_t room = 0;
+  for (const iovec& v : receive.iov) room += v.iov_len;
+  return room;
+}
+
 }  // namespace
 
 std::string RdmaNetlinkTypeName(uint16_t type) {
@@ -282,17 +294,15 @@ ExitDecision NetlinkRdmaHandler::Received(const SyscallView& call, long result,
   const NetlinkReceive receive = std::move(it->second);
   receiving_.erase(it);
   if (result <= 0 || queued_.empty()) return ExitDecision::Keep();
-  // netlink_ack() of a header-only NOOP, as PlaceholderAtHead() peeks it: the sequence number
-  // that names the answer is its last word but one, so a shorter read cannot be told apart.
+  // netlink_ack() of a header-only NOOP, as PlaceholderAtHead() peeks it: a read shorter than
+  // its sequence number cannot be told apart.
   struct {
     nlmsghdr h;
     nlmsgerr e;
   } ack{};
   const size_t got = ReadReceived(receive, result, std::as_writable_bytes(std::span(&ack, 1)),
                                   tracee.memory());
-  constexpr size_t kSeqEnd = sizeof(nlmsghdr) + offsetof(nlmsgerr, msg) +
-                            offsetof(nlmsghdr, nlmsg_seq) + sizeof(uint32_t);
-  if (got < kSeqEnd ||
+  if (got < kPlaceholderSeqEnd ||
       ack.h.nlmsg_type != NLMSG_ERROR || ack.e.error != 0 || ack.e.msg.nlmsg_type != NLMSG_NOOP)
     return ExitDecision::Keep();
   const auto found = std::find_if(queued_.begin(), queued_.end(), [&](const auto& q) {
@@ -499,6 +509,14 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
     // The kernel runs it. It may block until another thread's request is answered and then
     // take that answer's placeholder, which is looked at when it returns (Received).
     if (!receive) return EntryDecision::Allow();
+    receiving_[call.tid] = std::move(*receive);
+    return EntryDecision::AllowAndInspect();
+  }
+  // A recvmsg with room for control messages (SO_PASSCRED's credentials, NETLINK_PKTINFO, ...)
+  // takes the placeholder itself, so that they are the kernel's own, and gets the answer in its
+  // place at the exit -- when its buffers hold the placeholder's sequence number, which names
+  // the answer (Received); else it is answered now, without control messages.
+  if (receive && receive->control_len != 0 && ReceivedRoom(*receive) >= kPlaceholderSeqEnd) {
     receiving_[call.tid] = std::move(*receive);
     return EntryDecision::AllowAndInspect();
   }

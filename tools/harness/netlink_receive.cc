@@ -112,6 +112,7 @@ std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, Trace
       r.address = reinterpret_cast<uint64_t>(m.msg_name);
       r.address_len = call.args[1] + offsetof(msghdr, msg_namelen);
       r.msghdr = call.args[1];
+      r.control_len = m.msg_control != nullptr ? m.msg_controllen : 0;
       return r;
     }
     default:

@@ -33,6 +33,7 @@ struct NetlinkReceive {
   uint64_t address = 0;       // recvfrom's address or msg_name: where the source goes (0: none)
   uint64_t address_len = 0;   // its length's address: recvfrom's addrlen, &msg->msg_namelen
   uint64_t msghdr = 0;        // recvmsg's msghdr: msg_flags and msg_controllen are written
+  size_t control_len = 0;     // recvmsg's msg_controllen: room for control messages
 };
 
 // nullopt when the kernel answers the call without taking a datagram off the queue: its

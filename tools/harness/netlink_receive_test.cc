@@ -103,6 +103,17 @@ TEST_CASE("receives the kernel answers before its queue are left to it", "[netli
   CHECK_FALSE(
       ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), kMsgCmsgCompat, 0, 0, 0}), m));
   CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), MSG_OOB, 0, 0, 0}), m));
+  // Room for control messages: only with a control buffer (the harness then lets the kernel
+  // take the placeholder, so that they are the kernel's own).
+  auto no_control = ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m);
+  REQUIRE(no_control);
+  CHECK(no_control->control_len == 0);
+  h.msg_controllen = 64;  // and no buffer
+  CHECK(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m)->control_len == 0);
+  h.msg_control = reinterpret_cast<void*>(m.At(768));
+  CHECK(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m)->control_len == 64);
+  h.msg_control = nullptr;
+  h.msg_controllen = 0;
   // recvmsg of no bytes still takes a datagram (netlink_recvmsg() runs): not left to the kernel.
   h.msg_iovlen = 0;
   CHECK(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
