@@ -447,7 +447,7 @@ class UverbsHandler final : public EngineFileHandler {
 
   EngineFactory& factory_;
   std::unique_ptr<proxy::UverbsFile> file_;
-  uint64_t opener_;  // EngineFactory::CredentialsOf the process that opened the file
+  uint64_t opener_;  // the credentials of the thread that opened the file (OpenedPath)
   std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
   TracerCopy tracer_copy_;  // IssueFromTracer's descriptor of the file
 };
@@ -506,7 +506,7 @@ class CmHandler final : public EngineFileHandler {
   };
   EngineFactory& factory_;
   std::unique_ptr<proxy::CmFile> file_;
-  uint64_t opener_;  // EngineFactory::CredentialsOf the process that opened the file
+  uint64_t opener_;  // the credentials of the thread that opened the file (OpenedPath)
   std::map<pid_t, Pending> pending_;
 };
 
@@ -522,7 +522,7 @@ EngineFactory::EngineFactory(proxy::EngineOptions options,
 Result<std::unique_ptr<harness::ProxiedFileHandler>> EngineFactory::OnOpen(
     const harness::OpenedPath& opened, harness::TraceeAccess&) {
   ++opens_;
-  const uint64_t opener = CredentialsOf(opened.tgid);
+  const uint64_t opener = opened.credentials;
   if (opened.label == "rdma_cm")
     return std::unique_ptr<harness::ProxiedFileHandler>(
         std::make_unique<CmHandler>(*this, engine_.OpenRdmaCm(opened.label), opener));
@@ -533,36 +533,16 @@ Result<std::unique_ptr<harness::ProxiedFileHandler>> EngineFactory::OnOpen(
       std::make_unique<UverbsHandler>(*this, engine_.OpenUverbs(opened.label, it->second), opener));
 }
 
-void EngineFactory::OnProcessEvent(const harness::ProcessEvent& event) {
-  switch (event.kind) {
-    case harness::ProcessEvent::Kind::kFork:
-    case harness::ProcessEvent::Kind::kExec:
-    case harness::ProcessEvent::Kind::kCredentials:
-      credentials_[event.tgid] = ++next_credentials_;
-      break;
-    case harness::ProcessEvent::Kind::kExit: credentials_.erase(event.tgid); break;
-  }
-}
-
-uint64_t EngineFactory::CredentialsOf(pid_t tgid) {
-  // A process first seen here -- the program before its first exec event, or a child whose
-  // fork event comes after its own first stop (tracer.h) -- gets an id of its own; a later
-  // fork or exec event replaces it, which keeps it different from every other process's.
-  auto [it, added] = credentials_.try_emplace(tgid, 0);
-  if (added) it->second = ++next_credentials_;
-  return it->second;
-}
-
 std::optional<harness::EntryDecision> EngineFactory::RefuseForeignWriter(const SyscallView& call,
                                                                           uint64_t opener,
                                                                           const std::string& label) {
-  if ((call.nr != SYS_write && call.nr != SYS_writev) || CredentialsOf(call.tgid) == opener)
+  if ((call.nr != SYS_write && call.nr != SYS_writev) || call.credentials == opener)
     return std::nullopt;
   const Error e = Fail(EACCES,
-                       "process {} is not the one that opened the file (a fork child or a new "
-                       "program) or has changed its credentials since: the kernel refuses its "
-                       "writes (ib_safe_file_access)",
-                       call.tgid);
+                       "thread {} of process {} has other credentials than the file's opener (a "
+                       "fork child, a new program, or new credentials since): the kernel refuses "
+                       "its writes (ib_safe_file_access)",
+                       call.tid, call.tgid);
   engine_.counters().commands++;
   engine_.Refused(label, e, proxy::Refusal::kState);
   return EntryDecision::Emulate(-EACCES);

@@ -27,7 +27,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 
 #include "rdmaproxy/embedder.h"
 #include "rdmaproxy/engine.h"
@@ -55,18 +54,13 @@ class EngineFactory final : public harness::FileHandlerFactory {
 
   Result<std::unique_ptr<harness::ProxiedFileHandler>> OnOpen(const harness::OpenedPath& opened,
                                                               harness::TraceeAccess& tracee) override;
-  void OnProcessEvent(const harness::ProcessEvent& event) override;
 
-  // An id of process `tgid`'s credentials as the kernel's struct cred, which both ib_uverbs_write
-  // and ucma_write compare with the opener's (ib_safe_file_access): a process gets a new one at
-  // fork (copy_creds without CLONE_THREAD) and at exec (prepare_exec_creds), so two calls with
-  // different ids never share one. A process that changes its own credentials -- set*id,
-  // setgroups, capset, a new user namespace -- also gets a new struct, and a new id when the
-  // tracer sees the change (tracer_credentials.cc: IDs, groups, capabilities, user namespace).
-  uint64_t CredentialsOf(pid_t tgid);
-  // `call` is a write() or writev() on a file `opener` opened, from a process whose credentials
-  // are not the opener's: the kernel answers EACCES before reading anything, and so does the
-  // proxy (the tracer's own descriptor would not be refused). nullopt for any other call.
+  // `call` is a write() or writev() on a file whose opener had the credentials `opener`, from
+  // a thread with others (SyscallView::credentials, which the tracer keeps as the kernel keeps
+  // struct cred: ib_safe_file_access compares the pointers, so a fork child, a new program and
+  // a thread that committed new credentials differ): the kernel answers EACCES before reading
+  // anything, and so does the proxy (the tracer's own descriptor would not be refused).
+  // nullopt for any other call.
   std::optional<harness::EntryDecision> RefuseForeignWriter(const harness::SyscallView& call,
                                                            uint64_t opener,
                                                            const std::string& label);
@@ -88,8 +82,6 @@ class EngineFactory final : public harness::FileHandlerFactory {
   uint64_t closes_ = 0;
   proxy::Engine engine_;
   std::map<std::string, uint32_t> driver_ids_;  // sandbox uverbs name -> rdma_driver_id
-  std::unordered_map<pid_t, uint64_t> credentials_;  // tgid -> CredentialsOf
-  uint64_t next_credentials_ = 0;
   harness::Log& log_;
 };
 

@@ -22,7 +22,8 @@
 //  - no-op credential calls: a child per call (setuid to its own uid, setresuid(-1, -1, -1),
 //    capset of its own capabilities, keyctl, ...) opens the device file, makes the call and
 //    writes an unknown command: EACCES where the kernel committed new credentials anyway
-//    (ib_safe_file_access compares pointers), EINVAL where it did not.
+//    (ib_safe_file_access compares pointers), EINVAL where it did not. And per thread: a
+//    thread's no-op setuid leaves its process's other threads the opener's credentials.
 //  - threads: four threads on the one context, each with its own completion channel, CQ and
 //    loopback RC pair, sending in rounds and waiting for each completion event (two threads in
 //    a blocking ibv_get_cq_event, two after poll()), while the others register and deregister
@@ -411,6 +412,52 @@ void NoOpCredentialSection(const ibv_context* ctx) {
   }
 }
 
+// Credentials are per thread: ib_safe_file_access compares the writing thread's struct cred
+// with the file's. In a child of its own, a thread makes a raw no-op setuid (new credentials
+// for it alone) and then writes an unknown command to the file opened before it and to one it
+// opens itself; the thread that stayed writes to both too. Each file takes writes (EINVAL: the
+// command) from one side only; the other side gets EACCES.
+struct ChangedThread {
+  const char* path = nullptr;
+  int earlier = -1;  // opened before the change
+  int own = -1;      // opened by the thread after it
+  const char* to_earlier = "not run";
+  const char* to_own = "not run";
+};
+
+void* ChangeThreadCredentials(void* arg) {
+  auto* t = static_cast<ChangedThread*>(arg);
+  if (syscall(SYS_setuid, getuid()) != 0) return nullptr;
+  t->to_earlier = UnknownCommandErrno(t->earlier);
+  t->own = open(t->path, O_RDWR | O_CLOEXEC);
+  t->to_own = t->own < 0 ? "open failed" : UnknownCommandErrno(t->own);
+  return nullptr;
+}
+
+void ThreadCredentialSection(const ibv_context* ctx) {
+  const std::string path = std::string("/dev/infiniband/") + ctx->device->dev_name;
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child < 0) Die("cred_thread", "fork");
+  if (child == 0) {
+    ChangedThread t;
+    t.path = path.c_str();
+    t.earlier = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (t.earlier < 0) Die("cred_thread", "open");
+    pthread_t thread;
+    if (pthread_create(&thread, nullptr, ChangeThreadCredentials, &t) != 0)
+      Die("cred_thread", "pthread_create");
+    pthread_join(thread, nullptr);
+    Ok("cred_thread_changed", "writes to the file opened before: %s; to its own: %s",
+       t.to_earlier, t.to_own);
+    Ok("cred_thread_unchanged", "writes to the file opened before: %s; to the other's: %s",
+       UnknownCommandErrno(t.earlier), t.own < 0 ? "no file" : UnknownCommandErrno(t.own));
+    std::fflush(stdout);
+    _exit(0);
+  }
+  Reap("cred_thread_child", child);
+}
+
 struct ThreadRun {
   const Port* port = nullptr;
   int index = 0;
@@ -577,6 +624,7 @@ int main(int argc, char** argv) {
   ForkSection(port);
   CredentialSection(argv[1], port.gid_index);
   NoOpCredentialSection(port.ctx);
+  ThreadCredentialSection(port.ctx);
   ThreadSection(port);
   SpawnSection(port);
 

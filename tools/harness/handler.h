@@ -42,6 +42,9 @@ struct SyscallView {
   long nr = -1;    // x86-64 syscall number (SYS_ioctl, SYS_write, ...)
   std::array<uint64_t, 6> args{};
   int fd = -1;
+  // The calling thread's credentials: equal to another call's or an opener's exactly when the
+  // kernel's struct cred pointers would be (ib_safe_file_access; Tracer::Task::credentials).
+  uint64_t credentials = 0;
 };
 
 // What to do with a syscall at entry.
@@ -190,6 +193,7 @@ struct OpenedPath {
   std::string label;         // the resolver's name for it ("uverbs0", "rdma_cm")
   int flags = 0;             // open(2) flags
   int fd = -1;               // the new fd, already in the reserved range
+  uint64_t credentials = 0;  // the opening thread's (SyscallView::credentials): the file's f_cred
 };
 
 // A process-level change in the traced tree.
@@ -198,7 +202,8 @@ struct ProcessEvent {
     kFork,  // a new process (fork, vfork, clone without CLONE_THREAD)
     kExec,  // tgid executed a new program (close-on-exec fds are already gone)
     kExit,  // the last thread of tgid is gone
-    kCredentials,  // a thread of tgid changed its credentials (tracer_credentials.cc)
+    kCredentials,  // a thread of tgid got new credentials (tracer_credentials.cc); the
+                   // thread's later calls carry the new SyscallView::credentials
   };
   Kind kind = Kind::kFork;
   pid_t tgid = 0;

@@ -299,7 +299,10 @@ Tracer::Task& Tracer::AddTask(pid_t tid, const Lineage& lineage, bool started) {
     if (auto hard = nofile_hard_.find(creator->tgid); hard != nofile_hard_.end())
       nofile_hard_.emplace(task.tgid, hard->second);
     task.own_filters = creator->own_filters;
+    // copy_creds(): a thread shares its creator's credentials; a new process gets its own.
+    task.credentials = lineage.thread ? creator->credentials : NewCredentials();
   } else {
+    task.credentials = NewCredentials();
     task.fds = std::make_shared<FdTable>();
     task.mm = std::make_shared<AddressSpace>();
   }
@@ -319,7 +322,12 @@ void Tracer::OnNewTask(Task& parent, int event) {
   const auto child = msg.ok() ? static_cast<pid_t>(*msg) : 0;
   const bool died = msg.ok() && early_deaths_.erase(child) != 0;
   Task* early = msg.ok() ? FindTask(child) : nullptr;
-  if (early != nullptr) early->creator_event_due = false;  // the event has come
+  if (early != nullptr) {
+    early->creator_event_due = false;  // the event has come
+    // Adopted as a thread of its process, it took the credentials of whichever thread was at
+    // hand: now its creator is known.
+    if ((CloneFlags(parent, event) & CLONE_THREAD) != 0) early->credentials = parent.credentials;
+  }
   // Nothing to create when the child was adopted already (its first stop came first), died
   // already, or (tests) children are to be adopted from what /proc and kcmp say.
   if (msg.ok() && !died && early == nullptr && options_.trust_clone_events) {
@@ -411,6 +419,7 @@ void Tracer::OnExec(pid_t tid) {
   task->pending.reset();
   task->exiting = false;
   task->vfork_child = 0;
+  task->credentials = NewCredentials();  // prepare_exec_creds()
   // A vfork parent of this task (or of its former tid) is out of its wait: exec_mm_release.
   const pid_t former_tid = former.ok() ? static_cast<pid_t>(*former) : tid;
   for (auto& [other_tid, other] : tasks_)

@@ -194,6 +194,11 @@ class Tracer {
     std::shared_ptr<FdTable> fds;
     std::shared_ptr<AddressSpace> mm;
     bool started = false;  // its attach stop was seen (or it never had one: the first task)
+    // Which credentials it has, as the kernel's struct cred pointer tells them apart: shared
+    // with the thread that created it, new for a new process, after exec and after a call that
+    // commits credentials (tracer_credentials.cc). Handlers compare it with an opener's
+    // (SyscallView::credentials, OpenedPath::credentials): ib_safe_file_access.
+    uint64_t credentials = 0;
     std::optional<PendingExit> pending;
     std::vector<int> deferred_signals;  // held back while the harness injected syscalls
     // Resumed from its PTRACE_EVENT_EXIT stop: it never runs user code again, and its exit
@@ -414,6 +419,8 @@ class Tracer {
   // tracee: the kernel would refuse them strict mode.
   bool inherited_filters_ = false;
   std::optional<bool> noop_setres_commits_;  // NoOpSetresCommits, once asked
+  uint64_t last_credentials_ = 0;  // the last Task::credentials handed out
+  uint64_t NewCredentials() { return ++last_credentials_; }
   const BpfProgram strict_filter_ = StrictModeFilter();
   // Processes that share an fd table with a device-filtered one but lack the filter
   // (CLONE_FILES without CLONE_THREAD): it is added at their next stop.

@@ -80,16 +80,17 @@ Tracer::ExitFn Tracer::WatchCredentials(const Stop& stop, ExitFn then) {
           then = std::move(then)](ExitStop& exit, long result) {
     const long final_result = then ? then(exit, result) : result;
     if (rule == CredentialCommit::kNever) return final_result;
-    const Task& task = exit.task();
+    Task& task = exit.task();
     const std::optional<std::string> after = CredentialsSnapshot(task.tid);
     // A thread that is gone, or whose /proc could not be read, counts as changed.
     const bool changed = !before || !after || *before != *after;
     const bool noop_commits =
         rule == CredentialCommit::kIfChangedOrNoOpCommits && !changed && result >= 0 && NoOpSetresCommits();
     if (!CommittedCredentials(rule, result, changed, noop_commits)) return final_result;
-    options_.log->Trace("[pid {}] {} gave process {} new credentials{}: its writes to files "
+    task.credentials = NewCredentials();
+    options_.log->Trace("[pid {}] {} gave the thread new credentials{}: its writes to files "
                         "opened before are refused, as the kernel refuses them",
-                        task.tid, SyscallName(nr), task.tgid, changed ? "" : " (no value changed)");
+                        task.tid, SyscallName(nr), changed ? "" : " (no value changed)");
     if (options_.factory != nullptr)
       options_.factory->OnProcessEvent({ProcessEvent::Kind::kCredentials, task.tgid, 0, false, false});
     return final_result;

@@ -212,7 +212,7 @@ Tracer::Verdict Tracer::OnFdSyscall(const Stop& stop) {
     }
     return Verdict::Continue();
   }
-  SyscallView view{stop.task.tid, stop.task.tgid, stop.nr, stop.args, fd};
+  SyscallView view{stop.task.tid, stop.task.tgid, stop.nr, stop.args, fd, stop.task.credentials};
   Access access(*this, stop.task, nullptr);
   EntryDecision decision = file->handler().OnEntry(view, access);
   return FromEntryDecision(stop, std::move(file), view, std::move(decision), access);

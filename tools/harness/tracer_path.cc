@@ -293,6 +293,7 @@ Tracer::ExitFn Tracer::AdoptOpenedFd(const Stop& stop, std::string sandbox,
     opened.label = resolution.label;
     opened.flags = flags;
     opened.fd = *moved;
+    opened.credentials = exit.task().credentials;
     Result<std::unique_ptr<ProxiedFileHandler>> handler =
         Fail(ENODEV, "no handler factory for proxied files");
     if (resolution.listing_order != nullptr) {

@@ -1165,6 +1165,28 @@ TEST_CASE("new credentials after a proxied open are told to the factory, also fr
   CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kUnshare)] == 1);
 }
 
+TEST_CASE("each thread's calls carry its credentials as the kernel's struct cred tells them apart", "[tracer]") {
+  Fixture f;
+  TesteeRun run = RunTestee({"thread-credentials", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  REQUIRE(InRange(run["fd"]));
+  CHECK(run["child"] == "0");
+  REQUIRE(f.factory.record.opens.size() == 1);
+  std::map<uint64_t, uint64_t> by_step;  // write length -> the writer's credentials
+  for (const SyscallView& e : f.factory.record.entries)
+    if (e.nr == SYS_write) by_step[e.args[2]] = e.credentials;
+  REQUIRE(by_step.size() == 6);
+  const uint64_t opener = f.factory.record.opens[0].credentials;
+  CHECK(opener != 0);
+  CHECK(by_step[1] == opener);
+  CHECK(by_step[2] == opener);      // a thread shares its creator's (copy_creds)
+  CHECK(by_step[3] != opener);      // after its own no-op setuid (commit_creds)
+  CHECK(by_step[4] == by_step[3]);  // its thread shares the new ones
+  CHECK(by_step[5] == opener);      // the other threads keep theirs
+  CHECK(by_step[6] != opener);      // a fork child has its own
+  CHECK(by_step[6] != by_step[3]);
+}
+
 TEST_CASE("fork shares the open file and exec keeps only non-cloexec fds", "[tracer]") {
   Fixture f;
   TesteeRun forked = RunTestee({"fork-device", "/dev/infiniband/uverbs0"}, f.options);
@@ -1182,6 +1204,11 @@ TEST_CASE("fork shares the open file and exec keeps only non-cloexec fds", "[tra
   INFO(execd.out << execd.errors);
   CHECK(execd["read"] == "0");  // the kept fd is still proxied in the new program
   CHECK(exec_factory.record.CountCalls(SYS_read) == 1);
+  // The new program has new credentials (prepare_exec_creds): the kept file's opener had others.
+  REQUIRE(exec_factory.record.opens.size() == 2);
+  for (const SyscallView& e : exec_factory.record.entries)
+    if (e.nr == SYS_read) CHECK(e.credentials != exec_factory.record.opens[0].credentials);
+  CHECK(exec_factory.record.opens[0].credentials == exec_factory.record.opens[1].credentials);
   REQUIRE(exec_factory.record.closes.size() == 2);
   CHECK(exec_factory.record.closes[0] == CloseReason::kExec);
   CHECK(exec_factory.record.closes[1] == CloseReason::kExit);

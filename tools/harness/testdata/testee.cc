@@ -45,6 +45,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tools/harness/testdata/scratch_region.h"
@@ -697,6 +698,39 @@ int Credentials(const char* path) {
   Print("noop_keepcaps", Ret(prctl(PR_SET_KEEPCAPS, prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0), 0, 0, 0)));
   Print("capbset_drop", Ret(prctl(PR_CAPBSET_DROP, CAP_AUDIT_READ, 0, 0, 0)));
   Print("userns", Ret(unshare(CLONE_NEWUSER)));
+  return 0;
+}
+
+// Writes on a proxied fd whose length names the step, from threads and processes whose
+// credentials differ as the kernel's struct cred pointers would (the recording factory keeps
+// each entry's SyscallView::credentials).
+int ThreadCredentials(const char* path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(fd));
+  char buf[8] = {};
+  auto step = [&](size_t n) { (void)!write(fd, buf, n); };
+  step(1);  // the opener
+  std::thread changed([&] {
+    step(2);  // a thread created after the open: the opener's credentials
+    syscall(SYS_setuid, getuid());  // a raw call: new credentials for this thread only
+    step(3);
+    // Its own thread shares them; it writes once its creator is past the clone event.
+    std::atomic<bool> created{false};
+    std::thread inner([&] {
+      while (!created) std::this_thread::yield();
+      step(4);
+    });
+    created = true;
+    inner.join();
+  });
+  changed.join();
+  step(5);  // the opener's thread, unchanged
+  const pid_t pid = fork();
+  if (pid == 0) {
+    step(6);  // a child: its own
+    _exit(0);
+  }
+  Print("child", WaitChild(pid));
   return 0;
 }
 
@@ -1411,6 +1445,7 @@ int main(int argc, char** argv) {
   if (cmd == "close-range") return CloseRange(a);
   if (cmd == "fork-device") return ForkDevice(a);
   if (cmd == "credentials") return Credentials(a);
+  if (cmd == "thread-credentials") return ThreadCredentials(a);
   if (cmd == "exec-keep") return ExecKeep(a);
   if (cmd == "read-fd") return ReadFd(std::atoi(a));
   if (cmd == "ioctl-verbs") return IoctlVerbs(std::atoi(a));
