@@ -444,6 +444,15 @@ void AskBadReceives(int fd, uint32_t index) {
   }
 }
 
+// A GET request of device `index` (RDMA_NLDEV_ATTR_DEV_INDEX).
+std::vector<char> GetOfDevice(uint32_t index) {
+  struct {
+    nlattr a;
+    uint32_t index;
+  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
+  return Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), 0, &attrs, sizeof(attrs));
+}
+
 // The control messages of a receive, by offset (the CMSG_* macros cast C-style):
 // "cred=pidP,uidU" for SCM_CREDENTIALS ("cred=none" without), then " pktinfo=groupG" for
 // NETLINK_PKTINFO when there is one.
@@ -479,12 +488,7 @@ void AskWithControl(int fd, uint32_t index) {
   if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0 ||
       setsockopt(fd, SOL_NETLINK, NETLINK_PKTINFO, &on, sizeof(on)) != 0)
     return Report("control_recvmsg", errno);
-  struct {
-    nlattr a;
-    uint32_t index;
-  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
-  const std::vector<char> m =
-      Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), 0, &attrs, sizeof(attrs));
+  const std::vector<char> m = GetOfDevice(index);
   auto receive = [&](const char* what, int flags, size_t control_len) {
     std::vector<char> buf(65536);
     iovec iov{buf.data(), buf.size()};
@@ -571,12 +575,7 @@ void AskBlocked(int fd, uint32_t index) {
     }
     if (!blocked) usleep(10000);
   }
-  struct {
-    nlattr a;
-    uint32_t index;
-  } attrs{{8, RDMA_NLDEV_ATTR_DEV_INDEX}, index};
-  const std::vector<char> m =
-      Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), 0, &attrs, sizeof(attrs));
+  const std::vector<char> m = GetOfDevice(index);
   const int sent = send(fd, m.data(), m.size(), 0) < 0 ? errno : 0;
   receiver.join();
   char rest[64];
