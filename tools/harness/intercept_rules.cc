@@ -155,8 +155,19 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
   // clang-format on
   for (const PathSyscall& row : kPathSyscalls) {
     FilterRule rule{row.nr, {}, Trace(Intercept::kPath)};
-    if (row.empty_path_flag != 0)
-      rule.conditions.push_back(FlagClear(static_cast<unsigned>(row.flags_arg), row.empty_path_flag));
+    if (row.empty_path_flag != 0) {
+      const auto flags = static_cast<unsigned>(row.flags_arg);
+      rule.conditions.push_back(FlagClear(flags, row.empty_path_flag));
+      // fstat is newfstatat(fd, "", AT_EMPTY_PATH) (glibc's fstat64) and must not stop, but
+      // with AT_FDCWD there is no fd to stat: the path is looked up as without the flag
+      // (vfs_statx() uses it only for an empty name), so that call stops like any lookup.
+      // With another dirfd the filter cannot tell fstat from a lookup (it cannot read the
+      // string): those stay unchecked (docs/harness.md, "Limits").
+      rules.push_back(FilterRule{row.nr,
+                                 {FlagSet(flags, row.empty_path_flag),
+                                  Is32(static_cast<unsigned>(row.dirfd_arg), static_cast<uint32_t>(AT_FDCWD))},
+                                 Trace(Intercept::kPath)});
+    }
     rules.push_back(std::move(rule));
   }
   if (scratch) {

@@ -154,6 +154,13 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
   CHECK(run(Call(SYS_openat, {static_cast<uint64_t>(AT_FDCWD), 0, 0})) == Trace(Intercept::kPath));
   CHECK(run(Call(SYS_newfstatat, {3, 0, 0, AT_EMPTY_PATH})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_newfstatat, {3, 0, 0, 0})) == Trace(Intercept::kPath));
+  // With AT_FDCWD there is no fd to stat: the flag does not make it fstat.
+  const uint64_t cwd = static_cast<uint32_t>(AT_FDCWD);
+  CHECK(run(Call(SYS_newfstatat, {cwd, 0, 0, AT_EMPTY_PATH})) == Trace(Intercept::kPath));
+  CHECK(run(Call(SYS_newfstatat, {cwd, 0, 0, AT_EMPTY_PATH | AT_SYMLINK_NOFOLLOW})) == Trace(Intercept::kPath));
+  CHECK(run(Call(SYS_newfstatat, {static_cast<uint64_t>(AT_FDCWD), 0, 0, AT_EMPTY_PATH})) == Trace(Intercept::kPath));
+  CHECK(run(Call(SYS_statx, {cwd, 0, AT_EMPTY_PATH, 0, 0})) == Trace(Intercept::kPath));
+  CHECK(run(Call(SYS_statx, {3, 0, AT_EMPTY_PATH, 0, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_close, {800})) == Trace(Intercept::kClose));
   CHECK(run(Call(SYS_io_uring_setup, {4, 0})) == (SECCOMP_RET_ERRNO | ENOSYS));
   CHECK(run(Call(SYS_pidfd_getfd, {5, 800, 0})) == (SECCOMP_RET_ERRNO | EPERM));

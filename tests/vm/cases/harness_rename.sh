@@ -24,6 +24,33 @@ if rxp_run_default stat /dev/infiniband/uverbs1 2>/dev/null; then
   echo "host uverbs1 is visible under its own name" >&2
   exit 1
 fi
+# stat and statx with AT_EMPTY_PATH but AT_FDCWD are path lookups, not fstat (vfs_statx() uses
+# the flag only for an empty name): they stop like any lookup (intercept_rules.cc), so they see
+# the renamed node and not the hidden one. Prints "<call> <major>:<minor>" (hex, as stat -c
+# %t:%T) or "<call> errno <n>" for each.
+empty_path_stat='
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+AT_FDCWD, AT_EMPTY_PATH, STATX_BASIC_STATS = -100, 0x1000, 0x7ff
+path, buf = sys.argv[1].encode(), ctypes.create_string_buffer(256)
+def report(call, r, major, minor):
+    print(f"{call} {major():x}:{minor():x}" if r == 0 else f"{call} errno {ctypes.get_errno()}")
+r = libc.syscall(ctypes.c_long(262), ctypes.c_long(AT_FDCWD), path, buf, ctypes.c_long(AT_EMPTY_PATH))
+rdev = lambda: int.from_bytes(buf.raw[40:48], "little")  # struct stat.st_rdev (x86-64)
+report("newfstatat", r, lambda: os.major(rdev()), lambda: os.minor(rdev()))
+r = libc.syscall(ctypes.c_long(332), ctypes.c_long(AT_FDCWD), path, ctypes.c_long(AT_EMPTY_PATH),
+                 ctypes.c_long(STATX_BASIC_STATS), buf)
+u32 = lambda at: int.from_bytes(buf.raw[at:at + 4], "little")  # stx_rdev_major, stx_rdev_minor
+report("statx", r, lambda: u32(128), lambda: u32(132))
+'
+for check in "uverbs0:newfstatat $want statx $want" "uverbs1:newfstatat errno 2 statx errno 2"; do
+  got=$(rxp_run_default python3 -c "$empty_path_stat" "/dev/infiniband/${check%%:*}" | tr '\n' ' ')
+  [[ "$got" == "${check#*:} " ]] ||
+    { echo "AT_EMPTY_PATH stat of ${check%%:*}: '$got', expected '${check#*:}'" >&2; exit 1; }
+done
+native=$(python3 -c "$empty_path_stat" "/dev/infiniband/$host_uverbs" | tr '\n' ' ')
+[[ "$native" == "newfstatat $want statx $want " ]] ||
+  { echo "AT_EMPTY_PATH stat natively: '$native'" >&2; exit 1; }
 grep -q PORT_ACTIVE <<<"$(rxp_run_default ibv_devinfo -d "$ibdev")"
 # RDMA netlink tells the same (netlink_answer.h): the device list holds only $ibdev, at its host
 # index, and its uverbs char device is uverbs0; iproute2's `rdma dev` and `rdma link` print
