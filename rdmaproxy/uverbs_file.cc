@@ -740,7 +740,7 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
     return fail(std::move(raw).error(), Refusal::kDecode);
   auto w = abi::DecodeWrite(c->write_raw, device_);
   if (!w) return fail(std::move(w).error(), Refusal::kDecode);
-  c->write = std::move(*w);
+  c->write = *w;
   auto built = BuildWrite(*c, memory, fds);
   if (built) built = CheckResultsFit(*c, memory);
   if (built) built = Reserve(*c);

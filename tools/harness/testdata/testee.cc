@@ -514,7 +514,10 @@ int SendRecvFd(int fd) {
   msg.msg_controllen = sizeof control;
   if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1) return -errno;
   int received = -1;
-  std::memcpy(&received, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof received);
+  const cmsghdr* got = CMSG_FIRSTHDR(&msg);
+  // No fd came with the byte: report it as an error rather than crash on the missing cmsg.
+  if (got == nullptr || got->cmsg_type != SCM_RIGHTS) received = -EBADMSG;
+  else std::memcpy(&received, CMSG_DATA(got), sizeof received);
   close(sv[0]);
   close(sv[1]);
   return received;
