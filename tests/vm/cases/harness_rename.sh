@@ -33,15 +33,15 @@ import ctypes, os, sys
 libc = ctypes.CDLL(None, use_errno=True)
 AT_FDCWD, AT_EMPTY_PATH, STATX_BASIC_STATS = -100, 0x1000, 0x7ff
 path, buf = sys.argv[1].encode(), ctypes.create_string_buffer(256)
+field = lambda at, size: int.from_bytes(buf.raw[at:at + size], "little")
 def report(call, r, major, minor):
-    print(f"{call} {major():x}:{minor():x}" if r == 0 else f"{call} errno {ctypes.get_errno()}")
+    print(f"{call} {major:x}:{minor:x}" if r == 0 else f"{call} errno {ctypes.get_errno()}")
 r = libc.syscall(ctypes.c_long(262), ctypes.c_long(AT_FDCWD), path, buf, ctypes.c_long(AT_EMPTY_PATH))
-rdev = lambda: int.from_bytes(buf.raw[40:48], "little")  # struct stat.st_rdev (x86-64)
-report("newfstatat", r, lambda: os.major(rdev()), lambda: os.minor(rdev()))
+rdev = field(40, 8)  # struct stat.st_rdev (x86-64)
+report("newfstatat", r, os.major(rdev), os.minor(rdev))
 r = libc.syscall(ctypes.c_long(332), ctypes.c_long(AT_FDCWD), path, ctypes.c_long(AT_EMPTY_PATH),
                  ctypes.c_long(STATX_BASIC_STATS), buf)
-u32 = lambda at: int.from_bytes(buf.raw[at:at + 4], "little")  # stx_rdev_major, stx_rdev_minor
-report("statx", r, lambda: u32(128), lambda: u32(132))
+report("statx", r, field(128, 4), field(132, 4))  # stx_rdev_major, stx_rdev_minor
 '
 for check in "uverbs0:newfstatat $want statx $want" "uverbs1:newfstatat errno 2 statx errno 2"; do
   got=$(rxp_run_default python3 -c "$empty_path_stat" "/dev/infiniband/${check%%:*}" | tr '\n' ' ')
