@@ -489,8 +489,15 @@ int StopCont() {
 }
 
 int SendRecvFd(int fd) {
-  int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return -errno;
+  // Both ends close on every return (a failed recvmsg included).
+  struct SocketPair {
+    int fds[2] = {-1, -1};
+    ~SocketPair() {
+      for (int f : fds)
+        if (f >= 0) close(f);
+    }
+  } pair;
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair.fds) != 0) return -errno;
   char byte = 'x';
   char control[CMSG_SPACE(sizeof(int))] = {};
   iovec iov{&byte, 1};
@@ -504,22 +511,15 @@ int SendRecvFd(int fd) {
   cmsg->cmsg_type = SCM_RIGHTS;
   cmsg->cmsg_len = CMSG_LEN(sizeof(int));
   std::memcpy(CMSG_DATA(cmsg), &fd, sizeof fd);
-  if (sendmsg(sv[0], &msg, 0) != 1) {
-    int e = errno;
-    close(sv[0]);
-    close(sv[1]);
-    return -e;
-  }
+  if (sendmsg(pair.fds[0], &msg, 0) != 1) return -errno;
   std::memset(control, 0, sizeof control);
   msg.msg_controllen = sizeof control;
-  if (recvmsg(sv[1], &msg, MSG_CMSG_CLOEXEC) != 1) return -errno;
-  int received = -1;
+  if (recvmsg(pair.fds[1], &msg, MSG_CMSG_CLOEXEC) != 1) return -errno;
   const cmsghdr* got = CMSG_FIRSTHDR(&msg);
   // No fd came with the byte: report it as an error rather than crash on the missing cmsg.
-  if (got == nullptr || got->cmsg_type != SCM_RIGHTS) received = -EBADMSG;
-  else std::memcpy(&received, CMSG_DATA(got), sizeof received);
-  close(sv[0]);
-  close(sv[1]);
+  if (got == nullptr || got->cmsg_type != SCM_RIGHTS) return -EBADMSG;
+  int received = -1;
+  std::memcpy(&received, CMSG_DATA(got), sizeof received);
   return received;
 }
 
