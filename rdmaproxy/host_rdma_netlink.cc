@@ -23,6 +23,10 @@ Result<HostRdmaNetlink> HostRdmaNetlink::Open() {
       return Fail(ENOENT, "the kernel has no RDMA netlink");
     return Fail(errno, "cannot open a NETLINK_RDMA socket: {}", strerror(errno));
   }
+  return Adopt(std::move(sock));
+}
+
+HostRdmaNetlink HostRdmaNetlink::Adopt(UniqueFd sock) {
   // The kernel answers inside the send (netlink_unicast_kernel()); a second of silence is a
   // lost answer, not a slow one.
   const timeval limit{1, 0};

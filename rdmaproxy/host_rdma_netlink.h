@@ -23,6 +23,12 @@ class HostRdmaNetlink {
  public:
   // ENOENT when the kernel has no RDMA netlink (EPROTONOSUPPORT/EAFNOSUPPORT: no RDMA at all).
   static Result<HostRdmaNetlink> Open();
+  // The same on a NETLINK_RDMA socket opened elsewhere: the kernel answers a socket with the
+  // devices of the network namespace it was created in (ib_enum_all_devs(), behind
+  // nldev_get_dumpit(), skips a device rdma_dev_access_netns() denies to sock_net(): in
+  // exclusive mode, `rdma system set netns exclusive`, those of other namespaces), so a proxy
+  // asks for a program from a socket made in the program's namespace.
+  static HostRdmaNetlink Adopt(UniqueFd sock);
 
   // Sends `request` (one message; its sequence number is replaced by this socket's own) and
   // returns the kernel's answer to it, in order, datagram by datagram as the kernel sent them.

@@ -15,8 +15,9 @@
 // FilterRdmaNetlinkRequests first:
 //   - SYS_GET reaches the kernel as sent;
 //   - the device queries of netlink_answer.h (GET, PORT_GET, GET_CHARDEV of an allowed device)
-//     are answered by the harness: it asks the host from a netlink socket of its own, narrows
-//     the answer to the allowed devices and renames their uverbs char devices. The program's
+//     are answered by the harness: it asks the host from a netlink socket of its own (made in
+//     the program socket's network namespace, whose devices the kernel lists), narrows the
+//     answer to the allowed devices and renames their uverbs char devices. The program's
 //     message reaches the kernel retyped to an unacknowledged NLMSG_NOOP, which the kernel
 //     skips; once the send has succeeded, the harness sends, on its own descriptor of the
 //     program's socket, one acknowledged NLMSG_NOOP per answer datagram, so the kernel queues
@@ -93,10 +94,13 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   // Device queries refused (EINVAL), none answered.
   explicit NetlinkRdmaHandler(Log& log) : log_(log) {}
   // Device queries about `devices` answered (an empty list: dumps list no device); `socket` is
-  // the tracer's descriptor of the program's socket (tracee_fd_copy.h).
+  // the tracer's descriptor of the program's socket (tracee_fd_copy.h). `host` is where the
+  // host is asked: a socket in the program socket's network namespace; without one, the
+  // tracer's own, opened at the first query (the same namespace).
   NetlinkRdmaHandler(Log& log, std::shared_ptr<const std::vector<NetlinkDevice>> devices,
-                     UniqueFd socket)
-      : log_(log), devices_(std::move(devices)), socket_(std::move(socket)) {}
+                     UniqueFd socket, std::optional<proxy::HostRdmaNetlink> host = std::nullopt)
+      : log_(log), devices_(std::move(devices)), socket_(std::move(socket)),
+        host_(std::move(host)) {}
   EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override;
   ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess&) override;
   void OnClose(CloseReason) override {}
@@ -122,7 +126,7 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   Log& log_;
   std::shared_ptr<const std::vector<NetlinkDevice>> devices_;  // null: answer nothing
   UniqueFd socket_;
-  std::optional<proxy::HostRdmaNetlink> host_;  // opened at the first query
+  std::optional<proxy::HostRdmaNetlink> host_;  // given, or opened at the first query
   std::map<pid_t, std::vector<NetlinkDatagram>> staged_;  // by sending thread, until its exit
   std::map<pid_t, NetlinkReceive> receiving_;  // receives the kernel runs, until their exit
   // Answers whose placeholders are in the socket, oldest first, by the placeholder's

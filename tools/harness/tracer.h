@@ -336,6 +336,10 @@ class Tracer {
   Verdict OnUnshare(const Stop& stop);
   Verdict OnSendFds(const Stop& stop);
   Verdict OnNetlinkSocket(const Stop& stop);
+  // A NETLINK_RDMA socket of the tracer's in the network namespace of `exit`'s thread, made by
+  // that thread (injected socket + close), when that namespace is not the tracer's; nullopt
+  // when it is.
+  Result<std::optional<UniqueFd>> NetlinkSocketInTaskNetns(ExitStop& exit);
   Verdict OnAioSubmit(const Stop& stop);
   // Credential changes of processes that hold proxied fds (tracer_credentials.cc).
   Verdict OnCredentials(const Stop& stop);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmaproxy/host_rdma_netlink.h"
 #include "tools/harness/netlink_rdma.h"
 #include "tools/harness/tracee_fd_copy.h"
 #include "tools/harness/nofile_limit.h"
@@ -417,16 +418,24 @@ Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
       options_.log->Error("[pid {}] socket(NETLINK_RDMA): {}", tid, moved.error().ToString());
       return -static_cast<long>(moved.error().errnum);
     }
-    // The device queries are answered on the tracer's own descriptor of the socket; without
-    // one they are refused as a kernel without them would (netlink_rdma.h).
+    // The device queries are answered on the tracer's own descriptor of the socket, asking
+    // the host from the socket's network namespace; without them they are refused as a kernel
+    // without them would (netlink_rdma.h).
     std::unique_ptr<NetlinkRdmaHandler> handler;
     if (options_.netlink_devices != nullptr) {
-      if (auto copy = CopyTraceeFd(exit.task().tgid, *moved); copy.ok())
+      auto copy = CopyTraceeFd(exit.task().tgid, *moved);
+      auto asking = copy.ok() ? NetlinkSocketInTaskNetns(exit)
+                              : Result<std::optional<UniqueFd>>(std::move(copy).error());
+      if (exit.death_status()) return result;
+      if (asking.ok()) {
+        std::optional<proxy::HostRdmaNetlink> host;
+        if (*asking) host = proxy::HostRdmaNetlink::Adopt(std::move(**asking));
         handler = std::make_unique<NetlinkRdmaHandler>(*options_.log, options_.netlink_devices,
-                                                       std::move(*copy));
-      else
+                                                       std::move(*copy), std::move(host));
+      } else {
         options_.log->Error("[pid {}] socket(NETLINK_RDMA): device queries will get EINVAL: {}",
-                            tid, copy.error().ToString());
+                            tid, asking.error().ToString());
+      }
     }
     if (handler == nullptr) handler = std::make_unique<NetlinkRdmaHandler>(*options_.log);
     exit.task().fds->Insert(*moved,
@@ -434,6 +443,35 @@ Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
     options_.log->Trace("[pid {}] socket(NETLINK_RDMA) = {}", tid, *moved);
     return *moved;
   });
+}
+
+// The kernel answers a NETLINK_RDMA socket with the devices of the namespace the socket was
+// made in (ib_enum_all_devs(): rdma_dev_access_netns() against sock_net()); in exclusive mode
+// (`rdma system set netns exclusive`) a program that entered a namespace of its own
+// (`unshare -n`, setns) sees only that namespace's devices, none of the tracer's. The tracer
+// cannot enter the namespace itself (setns() needs CAP_SYS_ADMIN), so the thread that made the
+// program's socket makes one more there, which the tracer takes and closes in the program
+// again. Only when the namespaces differ: the usual program pays no injection.
+Result<std::optional<UniqueFd>> Tracer::NetlinkSocketInTaskNetns(ExitStop& exit) {
+  const pid_t tid = exit.task().tid;
+  auto theirs = options_.host_fs->ReadLink("/proc/" + std::to_string(tid) + "/ns/net");
+  if (!theirs.ok()) return std::move(theirs).error();
+  auto ours = options_.host_fs->ReadLink("/proc/thread-self/ns/net");
+  if (!ours.ok()) return std::move(ours).error();
+  if (*theirs == *ours) return std::optional<UniqueFd>{};
+  Result<long> made = exit.Inject(
+      SYS_socket, {AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_RDMA, 0, 0, 0});
+  if (!made.ok()) return std::move(made).error();
+  if (*made < 0)
+    return Fail(static_cast<int>(-*made), "socket(NETLINK_RDMA) in the program's {}: {}",
+                *theirs, std::strerror(static_cast<int>(-*made)));
+  auto copy = CopyTraceeFd(exit.task().tgid, static_cast<int>(*made));
+  if (!exit.death_status())
+    (void)exit.Inject(SYS_close, {static_cast<uint64_t>(*made), 0, 0, 0, 0, 0});
+  if (!copy.ok()) return std::move(copy).error();
+  options_.log->Trace("[pid {}] NETLINK_RDMA: the host is asked from the program's {}", tid,
+                      *theirs);
+  return std::optional<UniqueFd>(std::move(*copy));
 }
 
 // unshare(CLONE_FILES): the thread gets a copy of the fd table; unshare(CLONE_NEWUSER): new
