@@ -203,6 +203,9 @@ class EventHandler final : public EngineFileHandler {
     return ExitDecision::Keep();
   }
   void OnClose(harness::CloseReason) override { tracer_copy_.Reset(); }
+  // A read returns the kernel's event descriptors as they are (ib_uverbs_event_read()); the
+  // file has no write, ioctl or mmap (uverbs_event_fops): nothing for a stop to do.
+  bool DataSyscallsStop() const override { return false; }
 
   // The tracer's own descriptor of this file (program `tgid` has it as `fd`), for the commands
   // the tracer issues that name it (TracerEventFds).

@@ -44,6 +44,21 @@ TEST_CASE("Contains compares the low 32 bits, as the kernel does", "[fd_range]")
   CHECK(r.mask() == 0xffffff00u);
 }
 
+TEST_CASE("the lower half stops data syscalls, the upper half is the event files'", "[fd_range]") {
+  const FdRange r = *FdRange::Make(768, 256);
+  const FdRange stopping = r.StoppingHalf();
+  CHECK(stopping.ToString() == "[768, 896)");
+  CHECK(stopping.mask() == 0xffffff80u);
+  CHECK(r.quiet_base() == 896);
+  CHECK(stopping.Contains(895));
+  CHECK_FALSE(stopping.Contains(896));
+  CHECK(stopping.Contains((1ULL << 32) | 768));
+  // The smallest block the harness uses still has two aligned halves.
+  const FdRange small = *FdRange::Make(192, 64);
+  CHECK(small.StoppingHalf().ToString() == "[192, 224)");
+  CHECK(small.quiet_base() == 224);
+}
+
 TEST_CASE("malformed ranges are rejected", "[fd_range]") {
   CHECK(FdRange::Make(768, 100).error().errnum == EINVAL);  // not a power of two
   CHECK(FdRange::Make(700, 256).error().errnum == EINVAL);  // not aligned

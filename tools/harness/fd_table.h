@@ -31,6 +31,7 @@ class OpenFile {
   ~OpenFile();
 
   ProxiedFileHandler& handler() { return *handler_; }
+  const ProxiedFileHandler& handler() const { return *handler_; }
   const std::string& label() const { return label_; }
   void set_close_reason(CloseReason reason) { close_reason_ = reason; }
 

@@ -232,8 +232,11 @@ BpfProgram StrictModeFilter() {
 
 std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
   std::vector<FilterRule> rules;
+  // The data syscalls stop in the range's lower half only; the upper half holds event files
+  // (FdRange::StoppingHalf). dup, close and the rest below watch the whole range.
+  const FdRange stopping = r.StoppingHalf();
   for (const FdSyscall& row : kFdSyscalls)
-    rules.push_back({row.nr, {FdIn(static_cast<unsigned>(row.fd_arg), r)}, Trace(Intercept::kFdSyscall)});
+    rules.push_back({row.nr, {FdIn(static_cast<unsigned>(row.fd_arg), stopping)}, Trace(Intercept::kFdSyscall)});
   // clang-format off
   const FilterRule kFdModel[] = {
     // syscall           conditions (all hold)                                   action

@@ -163,6 +163,20 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
   CHECK(run(Call(SYS_statx, {cwd, 0, AT_EMPTY_PATH, 0, 0})) == Trace(Intercept::kPath));
   CHECK(run(Call(SYS_statx, {3, 0, AT_EMPTY_PATH, 0, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_close, {800})) == Trace(Intercept::kClose));
+  // The range's upper half holds event files: their data syscalls run without a stop, while
+  // dup, close, an RDMA_VERBS_IOCTL and pidfd_getfd of them meet the filter as in the lower half.
+  const uint64_t event = kRange.quiet_base();
+  CHECK(run(Call(SYS_read, {event})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_read, {event - 1})) == Trace(Intercept::kFdSyscall));
+  CHECK(run(Call(SYS_readv, {kRange.end() - 1})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_write, {event})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_mmap, {0, 4096, 3, 1, event, 0})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_ioctl, {event, verbs})) == Trace(Intercept::kVerbsIoctl));
+  CHECK(run(Call(SYS_close, {event})) == Trace(Intercept::kClose));
+  CHECK(run(Call(SYS_dup, {event})) == Trace(Intercept::kDup));
+  CHECK(run(Call(SYS_dup3, {3, event, 0})) == Trace(Intercept::kDupTo));
+  CHECK(run(Call(SYS_fcntl, {event, F_DUPFD, 0})) == Trace(Intercept::kFcntlDup));
+  CHECK(run(Call(SYS_pidfd_getfd, {5, event, 0})) == (SECCOMP_RET_ERRNO | EPERM));
   CHECK(run(Call(SYS_io_uring_setup, {4, 0})) == (SECCOMP_RET_ERRNO | ENOSYS));
   CHECK(run(Call(SYS_pidfd_getfd, {5, 800, 0})) == (SECCOMP_RET_ERRNO | EPERM));
   CHECK(run(Call(SYS_socket, {AF_NETLINK, SOCK_RAW, kNetlinkRdma})) == Trace(Intercept::kNetlinkSocket));

@@ -116,7 +116,8 @@ Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> 
   if (exit_ == nullptr) return Fail(EINVAL, "an fd can only be adopted at syscall exit");
   if (handler == nullptr) return Fail(EINVAL, "AdoptFd needs a handler");
   auto filtered = tracer_.EnsureDeviceFilter(*exit_);
-  auto moved = filtered.ok() ? tracer_.MoveIntoRange(*exit_, fd, FdIsCloexec(task_.tid, fd))
+  auto moved = filtered.ok() ? tracer_.MoveIntoRange(*exit_, fd, FdIsCloexec(task_.tid, fd),
+                                                     !handler->DataSyscallsStop())
                              : Result<int>(std::move(filtered).error());
   if (!moved.ok()) {
     if (!exit_->death_status())
@@ -127,16 +128,25 @@ Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> 
   return *moved;
 }
 
-// Moves tracee fd `fd` into the reserved range: fcntl(fd, F_DUPFD[_CLOEXEC], base) picks the
-// lowest free number >= base atomically (fcntl(2)), so an unrelated fd that already sits in
-// the range is never clobbered; then the old number is closed.
-Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec) {
+// Whether fd number `fd` suits a proxied file: its half of the reserved range (the quiet one
+// for a file whose data syscalls need no stop, FdRange::StoppingHalf).
+bool Tracer::InItsHalf(uint64_t fd, bool quiet) const {
   const FdRange& range = options_.range;
-  if (range.Contains(static_cast<uint64_t>(fd))) return fd;
+  if (quiet) return range.Contains(fd) && static_cast<uint32_t>(fd) >= range.quiet_base();
+  return range.StoppingHalf().Contains(fd);
+}
+
+// Moves tracee fd `fd` into its half of the reserved range: fcntl(fd, F_DUPFD[_CLOEXEC], base)
+// picks the lowest free number >= base atomically (fcntl(2)), so an unrelated fd that already
+// sits in the range is never clobbered; then the old number is closed.
+Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec, bool quiet) {
+  const FdRange& range = options_.range;
+  if (InItsHalf(static_cast<uint64_t>(fd), quiet)) return fd;
+  const uint32_t base = quiet ? range.quiet_base() : range.base();
   auto dup_into_range = [&] {
     return stop.Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
                                    static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD),
-                                   range.base(), 0, 0, 0});
+                                   base, 0, 0, 0});
   };
   auto moved = dup_into_range();
   if (!moved.ok()) return std::move(moved).error();
@@ -153,9 +163,10 @@ Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec) {
   if (*moved < 0)
     return Fail(static_cast<int>(-*moved), "moving fd {} into the reserved range {}: {}", fd,
                 range.ToString(), std::strerror(static_cast<int>(-*moved)));
-  if (!range.Contains(static_cast<uint64_t>(*moved))) {
+  if (!InItsHalf(static_cast<uint64_t>(*moved), quiet)) {
     (void)stop.Inject(SYS_close, {static_cast<uint64_t>(*moved), 0, 0, 0, 0, 0});
-    return Fail(EMFILE, "the reserved fd range {} is full", range.ToString());
+    return Fail(EMFILE, "the reserved fd range {} is full ({} half)", range.ToString(),
+                quiet ? "event files'" : "devices'");
   }
   (void)stop.Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
   ++stats_.fds_moved;
@@ -259,7 +270,7 @@ Tracer::Verdict Tracer::TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFil
   return Verdict::WatchExit([this, file, raise](ExitStop& exit, long result) mutable -> long {
     raise.reset();  // the limit is the program's again
     if (result < 0) return result;
-    if (!options_.range.Contains(static_cast<uint64_t>(result))) {
+    if (!InItsHalf(static_cast<uint64_t>(result), !file->handler().DataSyscallsStop())) {
       (void)exit.Inject(SYS_close, {static_cast<uint64_t>(result), 0, 0, 0, 0, 0});
       options_.log->Error("[pid {}] duplicating proxied fd: the reserved fd range {} is full",
                           exit.task().tid, options_.range.ToString());
@@ -276,20 +287,31 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
   // dup() takes the lowest free number, below the range: run fcntl(fd, F_DUPFD, base) instead
   // (the same result for the app, but in the range). The filter re-checks the rewritten call
   // and lets it through (a TRACE verdict on the re-check means allow).
+  const uint32_t base = HalfBase(*file);
   Verdict verdict = TrackDuplicate(stop, std::move(file), 0);
   verdict.new_nr = SYS_fcntl;
   verdict.new_args[1] = F_DUPFD;
-  verdict.new_args[2] = options_.range.base();
+  verdict.new_args[2] = base;
   return verdict;
+}
+
+// Where copies of `file` go: the base of its half of the range.
+uint32_t Tracer::HalfBase(const OpenFile& file) const {
+  return file.handler().DataSyscallsStop() ? options_.range.base() : options_.range.quiet_base();
 }
 
 Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
-  Verdict verdict = TrackDuplicate(stop, std::move(file), static_cast<uint32_t>(stop.args[2]));
-  // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits).
-  if (static_cast<uint32_t>(stop.args[2]) < options_.range.base())
-    verdict.new_args[2] = options_.range.base();
+  const uint32_t base = HalfBase(*file);
+  // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits). Below the file's
+  // half it is raised to the half's base; a file whose data syscalls stop is also kept out of
+  // the quiet half (its copy then gets a lower number than asked, in its own half).
+  const auto asked = static_cast<uint32_t>(stop.args[2]);
+  const bool lowered = base == options_.range.base() && asked >= options_.range.quiet_base() &&
+                       asked < options_.range.end();
+  Verdict verdict = TrackDuplicate(stop, std::move(file), asked);
+  if (asked < base || lowered) verdict.new_args[2] = base;
   return verdict;
 }
 
@@ -304,6 +326,13 @@ Tracer::Verdict Tracer::OnDupTo(const Stop& stop) {
                            "proxied fd {} can only be duplicated inside the reserved range {}; "
                            "{} is outside it",
                            oldfd, range.ToString(), newfd));
+  // In the quiet half its reads, writes, ioctls and mmaps would not stop.
+  if (file != nullptr && file->handler().DataSyscallsStop() &&
+      !range.StoppingHalf().Contains(stop.args[1]))
+    return Deny(stop, Fail(EBADF,
+                           "proxied fd {} ({}) can only be duplicated inside {}, the half of the "
+                           "reserved range whose calls stop; {} is outside it",
+                           oldfd, file->label(), range.StoppingHalf().ToString(), newfd));
   const bool replaces_tracked = range.Contains(stop.args[1]) && stop.task.fds->Find(newfd);
   if ((file == nullptr && !replaces_tracked) || oldfd == newfd) return Verdict::Continue();
   return Verdict::WatchExit([file, newfd](ExitStop& exit, long result) {

@@ -269,6 +269,13 @@ TEST_CASE("a proxied open lands in the reserved range, and so do its copies", "[
   CHECK(run["dup2_low"] == "-EBADF");  // a copy below the range would escape the filter
   CHECK(InRange(run["dup3_high"]));
   CHECK(InRange(run["dup_highbits"]));  // the high half of the register is ignored, as the kernel does
+  // A device's copy never lands in the quiet half, where its calls would not stop.
+  CHECK(run["dup3_quiet"] == "-EBADF");
+  CHECK(kRange.StoppingHalf().Contains(static_cast<uint64_t>(std::stol(run["dupfd_quiet"]))));
+  for (const char* key : {"fd", "dup", "dupfd", "dupfd_cloexec", "dup3_high", "dup_highbits"}) {
+    INFO(key);
+    CHECK(kRange.StoppingHalf().Contains(static_cast<uint64_t>(std::stol(run[key]))));
+  }
   CHECK(run["read"] == "0");
   CHECK(run["close"] == "0");
   CHECK(run["read_closed"] == "-EBADF");
@@ -284,6 +291,23 @@ TEST_CASE("a proxied open lands in the reserved range, and so do its copies", "[
   CHECK(f.factory.record.closes[0] == CloseReason::kExit);
   CHECK(run.stats.fds_moved >= 1);
   CHECK(run.stats.injected_syscalls >= 2);  // fcntl(F_DUPFD) + close, plus the scratch mmap
+}
+
+TEST_CASE("copies of a file whose data syscalls need no stop go in the quiet half", "[tracer]") {
+  Fixture f;
+  f.factory.data_syscalls_stop = false;
+  TesteeRun run = RunTestee({"quiet_copies", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  auto number = [&](const char* key) { return static_cast<uint64_t>(std::stol(run[key])); };
+  CHECK(kRange.StoppingHalf().Contains(number("fd")));  // an open by path is a device's
+  for (const char* key : {"dup", "dupfd"}) {
+    INFO(key);
+    CHECK(InRange(run[key]));
+    CHECK(number(key) >= kRange.quiet_base());
+  }
+  CHECK(run["read_copy"] == "0");
+  CHECK(f.factory.record.CountCalls(SYS_read) == 0);  // the read did not stop
+  CHECK(InRange(run["dup3_low_half"]));  // an event file may sit in the lower half: it only stops
 }
 
 TEST_CASE("a program that lowers its RLIMIT_NOFILE below the range still gets proxied fds", "[tracer]") {

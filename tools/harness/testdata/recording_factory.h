@@ -43,6 +43,8 @@ class RecordingFactory final : public FileHandlerFactory {
   };
   // When set, OnOpen fails with this error.
   std::optional<Error> refuse_open;
+  // The handlers' DataSyscallsStop() (false: an event file's, whose copies go in the quiet half).
+  bool data_syscalls_stop = true;
   Recorded record;
 
   Result<std::unique_ptr<ProxiedFileHandler>> OnOpen(const OpenedPath& opened,
@@ -66,6 +68,7 @@ class RecordingFactory final : public FileHandlerFactory {
       return f_.on_exit(call, result, tracee);
     }
     void OnClose(CloseReason reason) override { f_.record.closes.push_back(reason); }
+    bool DataSyscallsStop() const override { return f_.data_syscalls_stop; }
 
    private:
     RecordingFactory& f_;
