@@ -55,15 +55,16 @@ class FdRange {
     return (static_cast<uint32_t>(raw_arg) & mask()) == base_;
   }
 
-  // The block's two halves. The lower one holds the files whose reads, writes, ioctls and mmaps
-  // the harness must see (uverbs and rdma_cm files, NETLINK_RDMA sockets, an ordered class
-  // directory): the device filter stops those calls there only. The upper, quiet half holds the
-  // event files (async event fds, completion channels), whose reads return the kernel's event
-  // descriptors untouched and which have no write, ioctl or mmap, so a program waiting for
-  // completions by event pays no stop per event; their dup, close and SCM_RIGHTS still stop,
-  // as the whole block's do. Each half is aligned to its size: one masked comparison each.
-  FdRange StoppingHalf() const { return FdRange(base_, size_ / 2); }
-  uint32_t quiet_base() const { return base_ + size_ / 2; }
+  // The block's upper half holds the files whose reads, writes, ioctls and mmaps the harness
+  // must see (uverbs and rdma_cm files, NETLINK_RDMA sockets, an ordered class directory): the
+  // device filter stops those calls there only. The lower, quiet half holds the event files
+  // (async event fds, completion channels), whose reads return the kernel's event descriptors
+  // untouched and which have no write, ioctl or mmap, so a program waiting for completions by
+  // event pays no stop per event; their dup, close and SCM_RIGHTS still stop, as the whole
+  // block's do. The stopping half is the upper one so that a copy made with
+  // F_DUPFD(fd, its base) -- the lowest free number at or above it -- can never land in the
+  // quiet half, not even for a moment. It is aligned to its size: one masked comparison.
+  FdRange StoppingHalf() const { return FdRange(base_ + size_ / 2, size_ / 2); }
 
   std::string ToString() const;  // "[768, 1024)"
 

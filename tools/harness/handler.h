@@ -182,9 +182,9 @@ class ProxiedFileHandler {
   // replacement is ignored; undo any memory rewrite instead.
   virtual ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess& tracee) = 0;
   virtual void OnClose(CloseReason reason) = 0;
-  // Whether the file's reads, writes, ioctls and mmaps must stop: false puts it in the quiet
-  // half of the reserved range (FdRange::StoppingHalf), where only RDMA_VERBS_IOCTL, dup and
-  // close of it stop. Only for files the kernel answers with nothing to check or translate.
+  // Whether the file's reads, writes, ioctls and mmaps must stop: true keeps it in the
+  // reserved range's stopping half (FdRange::StoppingHalf); false puts it in the quiet half,
+  // where only RDMA_VERBS_IOCTL, dup and close of it stop. Only for files the kernel answers with nothing to check or translate.
   virtual bool DataSyscallsStop() const { return true; }
 };
 

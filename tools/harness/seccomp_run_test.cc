@@ -143,13 +143,13 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
 
   CHECK(run(Call(SYS_getppid)) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_read, {3})) == SECCOMP_RET_ALLOW);
-  CHECK(run(Call(SYS_read, {800})) == Trace(Intercept::kFdSyscall));
-  CHECK(run(Call(SYS_read, {0x1'0000'0320ULL})) == Trace(Intercept::kFdSyscall));  // high half ignored
-  CHECK(run_base(Call(SYS_read, {800})) == SECCOMP_RET_ALLOW);  // only with the device filter
-  CHECK(run(Call(SYS_mmap, {0, 4096, 3, 1, 800, 0})) == Trace(Intercept::kFdSyscall));
+  CHECK(run(Call(SYS_read, {900})) == Trace(Intercept::kFdSyscall));
+  CHECK(run(Call(SYS_read, {0x1'0000'0384ULL})) == Trace(Intercept::kFdSyscall));  // high half ignored
+  CHECK(run_base(Call(SYS_read, {900})) == SECCOMP_RET_ALLOW);  // only with the device filter
+  CHECK(run(Call(SYS_mmap, {0, 4096, 3, 1, 900, 0})) == Trace(Intercept::kFdSyscall));
   CHECK(run(Call(SYS_mmap, {0, 4096, 3, 1, 3, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run_base(Call(SYS_ioctl, {3, verbs})) == Trace(Intercept::kVerbsIoctl));
-  CHECK(run(Call(SYS_ioctl, {800, verbs})) == Trace(Intercept::kFdSyscall));  // the device filter is newer
+  CHECK(run(Call(SYS_ioctl, {900, verbs})) == Trace(Intercept::kFdSyscall));  // the device filter is newer
   CHECK(run(Call(SYS_ioctl, {3, 0x5401})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_openat, {static_cast<uint64_t>(AT_FDCWD), 0, 0})) == Trace(Intercept::kPath));
   CHECK(run(Call(SYS_newfstatat, {3, 0, 0, AT_EMPTY_PATH})) == SECCOMP_RET_ALLOW);
@@ -163,12 +163,13 @@ TEST_CASE("the harness's compiled filters answer as their rule tables say", "[se
   CHECK(run(Call(SYS_statx, {cwd, 0, AT_EMPTY_PATH, 0, 0})) == Trace(Intercept::kPath));
   CHECK(run(Call(SYS_statx, {3, 0, AT_EMPTY_PATH, 0, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_close, {800})) == Trace(Intercept::kClose));
-  // The range's upper half holds event files: their data syscalls run without a stop, while
-  // dup, close, an RDMA_VERBS_IOCTL and pidfd_getfd of them meet the filter as in the lower half.
-  const uint64_t event = kRange.quiet_base();
+  // The range's lower half holds event files: their data syscalls run without a stop, while
+  // dup, close, an RDMA_VERBS_IOCTL and pidfd_getfd of them meet the filter as in the upper half.
+  const uint64_t event = kRange.base();
   CHECK(run(Call(SYS_read, {event})) == SECCOMP_RET_ALLOW);
-  CHECK(run(Call(SYS_read, {event - 1})) == Trace(Intercept::kFdSyscall));
-  CHECK(run(Call(SYS_readv, {kRange.end() - 1})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_read, {kRange.StoppingHalf().base() - 1})) == SECCOMP_RET_ALLOW);
+  CHECK(run(Call(SYS_read, {kRange.StoppingHalf().base()})) == Trace(Intercept::kFdSyscall));
+  CHECK(run(Call(SYS_readv, {event + 1})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_write, {event})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_mmap, {0, 4096, 3, 1, event, 0})) == SECCOMP_RET_ALLOW);
   CHECK(run(Call(SYS_ioctl, {event, verbs})) == Trace(Intercept::kVerbsIoctl));

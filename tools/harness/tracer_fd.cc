@@ -128,12 +128,12 @@ Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> 
   return *moved;
 }
 
-// Whether fd number `fd` suits a proxied file: its half of the reserved range (the quiet one
-// for a file whose data syscalls need no stop, FdRange::StoppingHalf).
+// Whether fd number `fd` suits a proxied file: a file whose data syscalls must stop belongs in
+// the range's stopping half (FdRange::StoppingHalf); an event file anywhere in the range (it
+// goes to the quiet half first, and a copy that spills into the other half only stops).
 bool Tracer::InItsHalf(uint64_t fd, bool quiet) const {
-  const FdRange& range = options_.range;
-  if (quiet) return range.Contains(fd) && static_cast<uint32_t>(fd) >= range.quiet_base();
-  return range.StoppingHalf().Contains(fd);
+  if (quiet) return options_.range.Contains(fd);
+  return options_.range.StoppingHalf().Contains(fd);
 }
 
 // Moves tracee fd `fd` into its half of the reserved range: fcntl(fd, F_DUPFD[_CLOEXEC], base)
@@ -142,7 +142,7 @@ bool Tracer::InItsHalf(uint64_t fd, bool quiet) const {
 Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec, bool quiet) {
   const FdRange& range = options_.range;
   if (InItsHalf(static_cast<uint64_t>(fd), quiet)) return fd;
-  const uint32_t base = quiet ? range.quiet_base() : range.base();
+  const uint32_t base = quiet ? range.base() : range.StoppingHalf().base();
   auto dup_into_range = [&] {
     return stop.Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
                                    static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD),
@@ -297,7 +297,8 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
 
 // Where copies of `file` go: the base of its half of the range.
 uint32_t Tracer::HalfBase(const OpenFile& file) const {
-  return file.handler().DataSyscallsStop() ? options_.range.base() : options_.range.quiet_base();
+  return file.handler().DataSyscallsStop() ? options_.range.StoppingHalf().base()
+                                           : options_.range.base();
 }
 
 Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
@@ -305,13 +306,10 @@ Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
   if (file == nullptr) return Verdict::Continue();
   const uint32_t base = HalfBase(*file);
   // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits). Below the file's
-  // half it is raised to the half's base; a file whose data syscalls stop is also kept out of
-  // the quiet half (its copy then gets a lower number than asked, in its own half).
+  // half it is raised to the half's base: the copy is still at or above what was asked.
   const auto asked = static_cast<uint32_t>(stop.args[2]);
-  const bool lowered = base == options_.range.base() && asked >= options_.range.quiet_base() &&
-                       asked < options_.range.end();
   Verdict verdict = TrackDuplicate(stop, std::move(file), asked);
-  if (asked < base || lowered) verdict.new_args[2] = base;
+  if (asked < base) verdict.new_args[2] = base;
   return verdict;
 }
 

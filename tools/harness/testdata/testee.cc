@@ -183,9 +183,11 @@ int Device(const char* path) {
   Print("dup3_high", Ret(dup3(fd, fd + 100 < 1024 ? fd + 100 : fd - 100, O_CLOEXEC)));
   // Calls with the high half of the register set: the kernel uses the low 32 bits.
   Print("dup_highbits", Ret(syscall(SYS_dup, (1L << 32) | fd)));
-  // Copies asked for in the range's upper (quiet) half, where a device's calls would not stop.
-  Print("dup3_quiet", Ret(dup3(fd, 1000, O_CLOEXEC)));
-  Print("dupfd_quiet", Ret(fcntl(fd, F_DUPFD_CLOEXEC, 1000)));
+  // Copies asked for in the range's lower (quiet) half, where a device's calls would not stop;
+  // F_DUPFD below its half lands in its half, at or above the number asked.
+  Print("dup3_quiet", Ret(dup3(fd, 800, O_CLOEXEC)));
+  Print("at_800_after", Ret(fcntl(800, F_GETFD)));
+  Print("dupfd_asked_low", Ret(fcntl(fd, F_DUPFD_CLOEXEC, 800)));
   char buf[8];
   Print("read", Ret(read(fd, buf, 0)));
   Print("close", Ret(close(fd)));
@@ -204,7 +206,7 @@ int QuietCopies(const char* path) {
   Print("dupfd", Ret(fcntl(fd, F_DUPFD_CLOEXEC, 3)));
   char buf[8];
   Print("read_copy", Ret(read(copy, buf, 0)));
-  Print("dup3_low_half", Ret(dup3(copy, fd + 1, O_CLOEXEC)));
+  Print("dup3_other_half", Ret(dup3(copy, fd + 1, O_CLOEXEC)));
   return 0;
 }
 
@@ -796,11 +798,11 @@ int IoUring() {
   return 0;
 }
 
-// Reads an ordinary file through an fd in the reserved range, N times; with a PATH, opens that
-// (proxied) device first.
+// Reads an ordinary file through an fd in the reserved range's stopping half, N times; with a
+// PATH, opens that (proxied) device first.
 int RangeFdLoop(long n, const char* device) {
   if (device[0] != '\0' && open(device, O_RDWR | O_CLOEXEC) < 0) return 1;
-  int fd = dup2(open("/dev/zero", O_RDONLY | O_CLOEXEC), 800);
+  int fd = dup2(open("/dev/zero", O_RDONLY | O_CLOEXEC), 1000);
   char buf[8];
   for (long i = 0; i < n; ++i)
     if (read(fd, buf, sizeof buf) != sizeof buf) return 1;
