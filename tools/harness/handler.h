@@ -184,7 +184,8 @@ class ProxiedFileHandler {
   virtual void OnClose(CloseReason reason) = 0;
   // Whether the file's reads, writes, ioctls and mmaps must stop: true keeps it in the
   // reserved range's stopping half (FdRange::StoppingHalf); false puts it in the quiet half,
-  // where only RDMA_VERBS_IOCTL, dup and close of it stop. Only for files the kernel answers with nothing to check or translate.
+  // where only RDMA_VERBS_IOCTL, dup and close of it stop. False only for files the kernel
+  // answers with nothing to check or translate.
   virtual bool DataSyscallsStop() const { return true; }
 };
 

@@ -232,7 +232,7 @@ BpfProgram StrictModeFilter() {
 
 std::vector<FilterRule> BuildDeviceRules(const FdRange& r) {
   std::vector<FilterRule> rules;
-  // The data syscalls stop in the range's lower half only; the upper half holds event files
+  // The data syscalls stop in the range's upper half only; the lower half holds event files
   // (FdRange::StoppingHalf). dup, close and the rest below watch the whole range.
   const FdRange stopping = r.StoppingHalf();
   for (const FdSyscall& row : kFdSyscalls)

@@ -371,8 +371,8 @@ class Tracer {
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec, bool quiet = false);
+  FdRange ItsPlace(bool quiet) const;
   bool InItsHalf(uint64_t fd, bool quiet) const;
-  uint32_t HalfBase(const OpenFile& file) const;
   Result<int> AdoptIntoRange(ExitStop& stop, int fd, bool cloexec);
   bool IsDeviceFile(const std::string& host_path) const;
 

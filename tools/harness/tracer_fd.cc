@@ -78,6 +78,9 @@ Result<std::vector<int>> PassedFds(TraceeMemory& memory, uint64_t msghdr) {
   return fds;
 }
 
+// An event file's data syscalls need no stop: it lives in the range's quiet half.
+bool IsQuiet(const OpenFile& file) { return !file.handler().DataSyscallsStop(); }
+
 }  // namespace
 
 Result<uint64_t> Tracer::Access::Scratch(size_t size) {
@@ -128,13 +131,14 @@ Result<int> Tracer::Access::AdoptFd(int fd, std::unique_ptr<ProxiedFileHandler> 
   return *moved;
 }
 
-// Whether fd number `fd` suits a proxied file: a file whose data syscalls must stop belongs in
-// the range's stopping half (FdRange::StoppingHalf); an event file anywhere in the range (it
-// goes to the quiet half first, and a copy that spills into the other half only stops).
-bool Tracer::InItsHalf(uint64_t fd, bool quiet) const {
-  if (quiet) return options_.range.Contains(fd);
-  return options_.range.StoppingHalf().Contains(fd);
+// Where a proxied file may sit: a file whose data syscalls must stop in the range's stopping
+// half (FdRange::StoppingHalf); an event file anywhere in the range (it goes to the quiet half
+// first, and a copy that spills into the other half only stops).
+FdRange Tracer::ItsPlace(bool quiet) const {
+  return quiet ? options_.range : options_.range.StoppingHalf();
 }
+
+bool Tracer::InItsHalf(uint64_t fd, bool quiet) const { return ItsPlace(quiet).Contains(fd); }
 
 // Moves tracee fd `fd` into its half of the reserved range: fcntl(fd, F_DUPFD[_CLOEXEC], base)
 // picks the lowest free number >= base atomically (fcntl(2)), so an unrelated fd that already
@@ -142,7 +146,7 @@ bool Tracer::InItsHalf(uint64_t fd, bool quiet) const {
 Result<int> Tracer::MoveIntoRange(ExitStop& stop, int fd, bool cloexec, bool quiet) {
   const FdRange& range = options_.range;
   if (InItsHalf(static_cast<uint64_t>(fd), quiet)) return fd;
-  const uint32_t base = quiet ? range.base() : range.StoppingHalf().base();
+  const uint32_t base = ItsPlace(quiet).base();
   auto dup_into_range = [&] {
     return stop.Inject(SYS_fcntl, {static_cast<uint64_t>(fd),
                                    static_cast<uint64_t>(cloexec ? F_DUPFD_CLOEXEC : F_DUPFD),
@@ -270,7 +274,7 @@ Tracer::Verdict Tracer::TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFil
   return Verdict::WatchExit([this, file, raise](ExitStop& exit, long result) mutable -> long {
     raise.reset();  // the limit is the program's again
     if (result < 0) return result;
-    if (!InItsHalf(static_cast<uint64_t>(result), !file->handler().DataSyscallsStop())) {
+    if (!InItsHalf(static_cast<uint64_t>(result), IsQuiet(*file))) {
       (void)exit.Inject(SYS_close, {static_cast<uint64_t>(result), 0, 0, 0, 0, 0});
       options_.log->Error("[pid {}] duplicating proxied fd: the reserved fd range {} is full",
                           exit.task().tid, options_.range.ToString());
@@ -287,7 +291,7 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
   // dup() takes the lowest free number, below the range: run fcntl(fd, F_DUPFD, base) instead
   // (the same result for the app, but in the range). The filter re-checks the rewritten call
   // and lets it through (a TRACE verdict on the re-check means allow).
-  const uint32_t base = HalfBase(*file);
+  const uint32_t base = ItsPlace(IsQuiet(*file)).base();
   Verdict verdict = TrackDuplicate(stop, std::move(file), 0);
   verdict.new_nr = SYS_fcntl;
   verdict.new_args[1] = F_DUPFD;
@@ -295,16 +299,10 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
   return verdict;
 }
 
-// Where copies of `file` go: the base of its half of the range.
-uint32_t Tracer::HalfBase(const OpenFile& file) const {
-  return file.handler().DataSyscallsStop() ? options_.range.StoppingHalf().base()
-                                           : options_.range.base();
-}
-
 Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
-  const uint32_t base = HalfBase(*file);
+  const uint32_t base = ItsPlace(IsQuiet(*file)).base();
   // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits). Below the file's
   // half it is raised to the half's base: the copy is still at or above what was asked.
   const auto asked = static_cast<uint32_t>(stop.args[2]);
@@ -319,18 +317,13 @@ Tracer::Verdict Tracer::OnDupTo(const Stop& stop) {
   const int newfd = FdOf(stop.args[1]);
   std::shared_ptr<OpenFile> file;
   if (range.Contains(stop.args[0])) file = stop.task.fds->Find(oldfd);
-  if (file != nullptr && !range.Contains(stop.args[1]))
+  // Outside its place (a device's: the stopping half) its calls would not stop.
+  if (file != nullptr && !InItsHalf(stop.args[1], IsQuiet(*file)))
     return Deny(stop, Fail(EBADF,
-                           "proxied fd {} can only be duplicated inside the reserved range {}; "
-                           "{} is outside it",
-                           oldfd, range.ToString(), newfd));
-  // In the quiet half its reads, writes, ioctls and mmaps would not stop.
-  if (file != nullptr && file->handler().DataSyscallsStop() &&
-      !range.StoppingHalf().Contains(stop.args[1]))
-    return Deny(stop, Fail(EBADF,
-                           "proxied fd {} ({}) can only be duplicated inside {}, the half of the "
-                           "reserved range whose calls stop; {} is outside it",
-                           oldfd, file->label(), range.StoppingHalf().ToString(), newfd));
+                           "proxied fd {} ({}) can only be duplicated inside {} of the reserved "
+                           "range {}; {} is outside it",
+                           oldfd, file->label(), ItsPlace(IsQuiet(*file)).ToString(),
+                           range.ToString(), newfd));
   const bool replaces_tracked = range.Contains(stop.args[1]) && stop.task.fds->Find(newfd);
   if ((file == nullptr && !replaces_tracked) || oldfd == newfd) return Verdict::Continue();
   return Verdict::WatchExit([file, newfd](ExitStop& exit, long result) {
