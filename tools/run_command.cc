@@ -292,7 +292,8 @@ void AddRunCommands(CLI::App& app) {
   run->add_flag("--stats", options->stats, "Print stop and call counters when the program ends");
   run->add_flag("--freeze-threads,!--no-freeze-threads", options->freeze_threads,
                 "Hold the program's other threads stopped while the kernel reads a validated "
-                "ioctl image (the default: closes the other-thread race; restarts their "
+                "ioctl image, and while a device it opens or copies is not yet in the reserved "
+                "fd range (the default: closes those other-thread races; restarts their "
                 "blocked syscalls). --no-freeze-threads leaves them running");
   run->add_flag("--app-issues-all", options->app_issues_all,
                 "Run every verbs ioctl and rxe's send doorbell write as the program's own "

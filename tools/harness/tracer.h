@@ -259,13 +259,17 @@ class Tracer {
 
   enum class ResumeHow { kCont, kSyscall, kListen };
 
-  // The other tasks of one address space, held stopped while `caller` runs a syscall on a
-  // kernel-writable scratch slot (tracer_freeze.cc).
+  // The other tasks of one address space and of one fd table, held stopped while `caller` runs
+  // a syscall on a kernel-writable scratch slot, or one that makes a proxied fd at a number
+  // outside the reserved range (tracer_freeze.cc).
   struct Freeze {
     pid_t caller = 0;
     std::shared_ptr<AddressSpace> mm;
+    std::shared_ptr<FdTable> fds;
     std::vector<std::pair<pid_t, int>> held;  // their wait statuses, in the order reported
   };
+  // Whether `task` is one the freeze stops: it shares the caller's mm or its fd table.
+  static bool Covers(const Freeze& freeze, const Task& task);
 
   // Event loop (tracer.cc).
   void HandleStatus(pid_t tid, int status);
@@ -310,9 +314,14 @@ class Tracer {
   Verdict Deny(const Stop& stop, const Error& error);
 
   // Address-space freezes (tracer_freeze.cc).
-  // Stops every other task of `caller`'s address space; they stay stopped until EndFreeze.
-  // Nothing to do (and no cost) for a single-task address space.
-  Result<void> FreezeOthers(Task& caller);
+  // Stops every other task of `caller`'s address space and of its fd table; they stay stopped
+  // until EndFreeze. Nothing to do (and no cost) when the caller shares neither.
+  // `purpose` says what for, in the log line of a failure.
+  Result<void> FreezeOthers(Task& caller, std::string_view purpose);
+  // Freezes the others around a syscall of `stop.task` whose new fd names a proxied file
+  // outside the reserved range until its exit stop moves it there (tracer_fd.cc). Returns the
+  // verdict that refuses the call when they could not be stopped.
+  std::optional<Verdict> FreezeAroundNewFd(const Stop& stop, std::string_view what);
   // Releases the freeze `task` holds, if any: the held statuses are handled next.
   void EndFreeze(const Task& task);
   // Keeps `status` for later when `tid` belongs to a frozen address space (not the caller).

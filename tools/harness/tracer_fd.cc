@@ -98,7 +98,7 @@ Result<uint64_t> Tracer::Access::KernelScratch(size_t size) {
   if (!slot.ok()) return slot;
   // The slot is writable by every task of this mm: none of the others may run until this
   // syscall's exit stop has been handled (tracer_freeze.cc; released by EndFreeze).
-  RXP_TRY(tracer_.FreezeOthers(task_));
+  RXP_TRY(tracer_.FreezeOthers(task_, "a kernel-read copy"));
   return AddressSpace::KernelSlotOf(*slot);
 }
 
@@ -187,6 +187,20 @@ Result<int> Tracer::AdoptIntoRange(ExitStop& stop, int fd, bool cloexec) {
   if (!moved.ok() && !stop.death_status())
     (void)stop.Inject(SYS_close, {static_cast<uint64_t>(fd), 0, 0, 0, 0, 0});
   return moved;
+}
+
+// The kernel gives a new fd the lowest free number (alloc_fd), or for a copy the lowest at or
+// above the one asked for, which spills above the range's stopping half when that is full.
+// From the kernel's fd_install until the exit stop moves it (MoveIntoRange) or closes it
+// (TrackDuplicate), every task sharing the fd table could reach the file under that number,
+// where its write() and mmap() do not stop. So those tasks are held for the call's duration,
+// as for a kernel-read copy. A program whose fd table and mm are its caller's alone pays
+// nothing. Event files need no freeze: their data syscalls do not stop even in the range.
+std::optional<Tracer::Verdict> Tracer::FreezeAroundNewFd(const Stop& stop, std::string_view what) {
+  auto frozen = FreezeOthers(stop.task, what);
+  if (frozen.ok()) return std::nullopt;
+  ++stats_.denied;  // FreezeOthers has logged why
+  return Verdict::Skip(-static_cast<long>(frozen.error().errnum));
 }
 
 // A host file the harness proxies (or hides) when it is opened by path: anything under
@@ -288,6 +302,8 @@ Tracer::Verdict Tracer::TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFil
 Tracer::Verdict Tracer::OnDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
+  if (!IsQuiet(*file))
+    if (auto refused = FreezeAroundNewFd(stop, "dup of a proxied device")) return *refused;
   // dup() takes the lowest free number, below the range: run fcntl(fd, F_DUPFD, base) instead
   // (the same result for the app, but in the range). The filter re-checks the rewritten call
   // and lets it through (a TRACE verdict on the re-check means allow).
@@ -302,6 +318,8 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
 Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
+  if (!IsQuiet(*file))
+    if (auto refused = FreezeAroundNewFd(stop, "F_DUPFD of a proxied device")) return *refused;
   const uint32_t base = ItsPlace(IsQuiet(*file)).base();
   // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits). Below the file's
   // half it is raised to the half's base: the copy is still at or above what was asked.
@@ -430,6 +448,7 @@ Tracer::Verdict Tracer::OnAioSubmit(const Stop& stop) {
 Tracer::Verdict Tracer::OnNetlinkSocket(const Stop& stop) {
   const pid_t tid = stop.task.tid;
   const bool cloexec = (stop.args[1] & SOCK_CLOEXEC) != 0;
+  if (auto refused = FreezeAroundNewFd(stop, "socket(NETLINK_RDMA)")) return *refused;
   return Verdict::WatchExit([this, tid, cloexec](ExitStop& exit, long result) -> long {
     if (result < 0) return result;  // no RDMA netlink in this kernel: the program sees why
     Result<int> moved = AdoptIntoRange(exit, static_cast<int>(result), cloexec);

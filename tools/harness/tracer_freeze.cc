@@ -1,30 +1,39 @@
-// Address-space freezes: what makes TraceeAccess::KernelScratch safe.
+// Freezes: what makes TraceeAccess::KernelScratch safe, and a proxied fd's first moments.
 //
 // A kernel-writable scratch slot (AddressSpace::KernelSlotOf) is writable by every task that
 // shares the caller's mm — its other threads, and processes created with CLONE_VM (vfork,
 // posix_spawn). A validated copy placed there must not change between the handler's check and
 // the kernel's copy_from_user, nor between the kernel's put_user of its outputs and the
-// handler's reading them back at exit. So before KernelScratch hands out the slot, every other
-// task of the mm is brought into a ptrace-stop, and none is resumed before the caller's
-// syscall-exit stop has been handled:
+// handler's reading them back at exit. Likewise a device the kernel opens at the lowest free
+// fd number (or a copy of one that spills above a full range) is usable, by every task that
+// shares the caller's fd table, without a stop until the caller's exit stop moves it into the
+// reserved range (tracer_fd.cc, FreezeAroundNewFd). So before such a call runs, every other
+// task of the caller's mm and of its fd table is brought into a ptrace-stop, and none is
+// resumed before the caller's syscall-exit stop has been handled:
 //
-//   1. statuses already reaped but not handled yet (queued_) mean their tasks are stopped; they
-//      move into the freeze. Statuses waiting in the kernel are reaped next (WNOHANG), so that
-//      only running tasks are interrupted.
+//   1. statuses already reaped but not handled yet (queued_), or held by another freeze, mean
+//      their tasks are stopped; queued ones move into the freeze. Statuses waiting in the
+//      kernel are reaped next (WNOHANG), so that only running tasks are interrupted.
 //   2. every other task gets PTRACE_INTERRUPT (ptrace(2)): one in user space traps at once
 //      (PTRACE_EVENT_STOP), one sleeping interruptibly in a syscall is woken, and traps on its
 //      way out — at its syscall-exit stop when PTRACE_SYSCALL is in effect, else at
 //      PTRACE_EVENT_STOP; the syscall is restarted when it is resumed (-ERESTART* and
 //      arch_do_signal_or_restart), as after any ptrace-stop.
 //   3. the tracer reaps statuses until each of them has reported one or is gone. A status of
-//      the mm's tasks is held in the freeze; any other is queued for the event loop. Waiting
-//      polls (waitpid WNOHANG) so that it can end after TracerOptions::freeze_timeout.
-//   4. the event loop then holds every status of the mm's tasks (HoldIfFrozen), deaths
+//      a task the freeze covers is held in the freeze; any other is queued for the event loop.
+//      Waiting polls (waitpid WNOHANG) so that it can end after TracerOptions::freeze_timeout.
+//   4. the event loop then holds every status of the covered tasks (HoldIfFrozen), deaths
 //      included, so that each task's statuses stay in order; EndFreeze at the caller's exit
 //      stop (or its PTRACE_EVENT_EXIT stop, or its death) queues them, and they are handled as
 //      if they had just been reported (a group-stop is parked with PTRACE_LISTEN, a signal
 //      delivered, a seccomp stop decided). A caller that dies without a word is watched for
 //      by polling (PollDyingFreezes).
+//
+// Two freezes can cover one task (a CLONE_FILES sibling process shares one's fd table and
+// another's mm). The later one counts a task the earlier one holds as stopped; when the
+// earlier one ends, the task's statuses pass through HoldIfFrozen again and the later one
+// holds them. Neither waits for the other: a freeze's caller was at a stop of its own when the
+// freeze began, so no freeze begun earlier holds it.
 //
 // Facts about tasks that never report a stop, and why they need none:
 //   * a task resumed from PTRACE_EVENT_EXIT (Task::exiting) never returns to user space, but
@@ -36,10 +45,12 @@
 //     stopped while its child is itself held before releasing the mm (its exec event or exit);
 //   * a new task runs no user code before its attach stop (ptrace_init_task gives a seized
 //     child JOBCTL_TRAP_STOP), but schedule_tail writes its tid to CLONE_CHILD_SETTID's address
-//     first: a child created meanwhile (its creator reported the fork/clone event) is awaited.
+//     first: a child created meanwhile (its creator reported the fork/clone event) that shares
+//     the mm is awaited. One that shares only the fd table uses no fd before that stop, which
+//     HoldIfFrozen holds.
 //
-// The cost is zero for a single-task address space, and for the others a PTRACE_INTERRUPT and
-// a stop (two context switches) per other task, per KernelScratch call.
+// The cost is zero when the caller shares neither its mm nor its fd table, and for the others
+// a PTRACE_INTERRUPT and a stop (two context switches) per other task, per frozen call.
 #include <sched.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -109,42 +120,52 @@ void Pause(int round) {
 
 }  // namespace
 
-Result<void> Tracer::FreezeOthers(Task& caller) {
+bool Tracer::Covers(const Freeze& freeze, const Task& task) {
+  return task.mm == freeze.mm || (freeze.fds != nullptr && task.fds == freeze.fds);
+}
+
+Result<void> Tracer::FreezeOthers(Task& caller, std::string_view purpose) {
   if (!options_.freeze_address_space) return Ok();
   AddressSpace* mm = caller.mm.get();
   if (auto it = freezes_.find(mm); it != freezes_.end()) {
-    if (it->second.caller == caller.tid) return Ok();  // a second KernelScratch in one call
+    if (it->second.caller == caller.tid) return Ok();  // a second frozen step in one call
     // Cannot happen: the stops of a frozen address space's tasks are held, so none of them
     // reaches a handler until the freeze ends.
     return Fail(EDEADLK, "address space of thread {} is already frozen for thread {}",
                 caller.tid, it->second.caller);
   }
+  Freeze scope;
+  scope.caller = caller.tid;
+  scope.mm = caller.mm;
+  scope.fds = caller.fds;
   std::set<pid_t> awaited;
   for (const auto& [tid, task] : tasks_)
-    if (task.mm.get() == mm && tid != caller.tid) awaited.insert(tid);
-  if (awaited.empty()) return Ok();  // a single-task address space: nothing can race
+    if (tid != caller.tid && Covers(scope, task)) awaited.insert(tid);
+  if (awaited.empty()) return Ok();  // nothing shares its memory or its fds: nothing can race
   ++stats_.freezes;
-  Freeze& freeze = freezes_[mm];
-  freeze.caller = caller.tid;
-  freeze.mm = caller.mm;
+  Freeze& freeze = freezes_[mm] = std::move(scope);
   auto stopped = StopOthers(freeze, caller, awaited);
   if (!stopped.ok()) {
     // Decided here, so logged here; the handler refuses the call with this errno.
     ++stats_.freeze_failures;
-    options_.log->Error("[pid {}] cannot freeze its address space: {}", caller.tid,
-                        stopped.error().ToString());
+    options_.log->Error("[pid {}] cannot freeze the threads that share its memory or fds ({}): "
+                        "{}", caller.tid, purpose, stopped.error().ToString());
     EndFreeze(caller);
   }
   return stopped;
 }
 
 Result<void> Tracer::StopOthers(Freeze& freeze, Task& caller, std::set<pid_t>& awaited) {
-  const AddressSpace* mm = freeze.mm.get();
   // 1. Statuses reaped but not handled: those tasks are stopped. Their statuses move into the
-  // freeze so that anything they report later stays behind them.
+  // freeze so that anything they report later stays behind them. Those another freeze holds
+  // stay there: it hands them on when it ends (see the file comment).
+  for (const auto& [mm, other] : freezes_) {
+    if (&other == &freeze) continue;
+    for (const auto& held : other.held) awaited.erase(held.first);
+  }
   for (auto it = queued_.begin(); it != queued_.end();) {
     const Task* task = FindTask(it->first);
-    if (task != nullptr && task->mm.get() == mm) {
+    if (task != nullptr && Covers(freeze, *task)) {
       awaited.erase(it->first);
       freeze.held.push_back(*it);
       ++stats_.held_stops;
@@ -202,8 +223,7 @@ bool Tracer::CollectFrozenStops(Freeze& freeze, Task& caller, std::set<pid_t>& a
       continue;
     }
     const Task* task = FindTask(tid);
-    const bool ours =
-        awaited.erase(tid) != 0 || (task != nullptr && task->mm.get() == freeze.mm.get());
+    const bool ours = awaited.erase(tid) != 0 || (task != nullptr && Covers(freeze, *task));
     if (!ours) {
       queued_.emplace_back(tid, status);
       continue;
@@ -253,9 +273,10 @@ void Tracer::DropUnneeded(const Freeze& freeze, std::set<pid_t>& awaited, bool c
 bool Tracer::VforkBlocked(const Task& parent, const Freeze& freeze, int depth) const {
   const pid_t child = parent.vfork_child;
   if (child == 0 || depth > 64) return false;
-  // A child that has exec'd (a new AddressSpace) has released the parent.
+  // A child that has exec'd (a new AddressSpace) has released the parent. (The parent's mm,
+  // not the freeze's: a parent covered for its fd table alone is in another one.)
   auto it = tasks_.find(child);
-  if (it != tasks_.end() && it->second.mm != freeze.mm) return false;
+  if (it != tasks_.end() && it->second.mm != parent.mm) return false;
   if (child == freeze.caller) return true;
   if (auto last = LastHeldStatus(freeze, child))
     return WIFSTOPPED(*last) && EventOf(*last) != PTRACE_EVENT_EXEC;
@@ -318,11 +339,13 @@ bool Tracer::HoldIfFrozen(pid_t tid, int status) {
     task = AdoptEarlyChild(tid);
     if (task == nullptr) return false;
   }
-  auto it = freezes_.find(task->mm.get());
-  if (it == freezes_.end() || it->second.caller == tid) return false;
-  it->second.held.emplace_back(tid, status);
-  ++stats_.held_stops;
-  return true;
+  for (auto& [mm, freeze] : freezes_) {
+    if (freeze.caller == tid || !Covers(freeze, *task)) continue;
+    freeze.held.emplace_back(tid, status);
+    ++stats_.held_stops;
+    return true;
+  }
+  return false;
 }
 
 }  // namespace rxp::harness

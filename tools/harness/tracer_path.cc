@@ -136,6 +136,12 @@ Tracer::Verdict Tracer::DecidePath(const Stop& stop, const PathSyscall& row) {
 
   Resolution resolution = options_.resolver->Resolve(canon->sandbox, row.op);
   const bool adopt = resolution.proxy && row.op == PathOp::kOpen;
+  // A device opened here is at a low number until the exit stop moves it (FreezeAroundNewFd);
+  // a directory listed in the harness's order is not a device: its getdents may run unstopped.
+  auto freeze_for_device = [&]() -> std::optional<Verdict> {
+    if (resolution.listing_order != nullptr) return std::nullopt;
+    return FreezeAroundNewFd(stop, "open of " + canon->sandbox);
+  };
   switch (resolution.kind) {
     case Resolution::Kind::kFail:
       ++stats_.paths_failed;
@@ -152,15 +158,18 @@ Tracer::Verdict Tracer::DecidePath(const Stop& stop, const PathSyscall& row) {
         resolution.host_path = canon->sandbox;
         break;
       }
-      if (adopt)
-        return Verdict::WatchExit(
-            AdoptOpenedFd(stop, canon->sandbox, std::move(resolution), static_cast<int>(flags)));
-      return Verdict::Continue();
+      if (!adopt) return Verdict::Continue();
+      if (auto refused = freeze_for_device()) return *refused;
+      return Verdict::WatchExit(
+          AdoptOpenedFd(stop, canon->sandbox, std::move(resolution), static_cast<int>(flags)));
     case Resolution::Kind::kRewrite:
       break;
   }
   ExitFn on_exit;
-  if (adopt) on_exit = AdoptOpenedFd(stop, canon->sandbox, resolution, static_cast<int>(flags));
+  if (adopt) {
+    if (auto refused = freeze_for_device()) return *refused;
+    on_exit = AdoptOpenedFd(stop, canon->sandbox, resolution, static_cast<int>(flags));
+  }
   // The kernel would reach the same file through the raw path: leave the registers alone.
   if (canon->lexical && canon->untouched_host == resolution.host_path)
     return on_exit ? Verdict::WatchExit(std::move(on_exit)) : Verdict::Continue();

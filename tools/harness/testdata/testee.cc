@@ -9,7 +9,8 @@
 //   close-range PATH | credentials PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
 //   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
-//   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS
+//   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS |
+//   open-window PATH N HELPERS threads|processes | freeze-overlap PATH N
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
@@ -40,6 +41,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <climits>
+#include <new>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -850,6 +852,93 @@ int CloneFilesLate(const char* path) {
   return 0;
 }
 
+// N opens and copies (dup, F_DUPFD) of a proxied device while HELPERS threads, or CLONE_FILES
+// sibling processes, fstat every low fd number over and over: a device seen there is one the
+// kernel had installed and the tracer had not moved into the range yet, usable without a stop.
+struct OpenWindowShared {
+  std::atomic<bool> stop{false};
+  std::atomic<int> running{0};
+  std::atomic<long> seen{0};
+  std::atomic<long> scans{0};
+  dev_t rdev = 0;
+  ino_t ino = 0;
+  bool known[64] = {};  // low numbers that named the device before the helpers started
+};
+
+int ScanLowFds(void* arg) {
+  auto* shared = static_cast<OpenWindowShared*>(arg);
+  shared->running.fetch_add(1);
+  while (!shared->stop.load()) {
+    for (int fd = 3; fd < 64; ++fd) {
+      struct stat st{};
+      if (!shared->known[fd] && fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) &&
+          st.st_rdev == shared->rdev && st.st_ino == shared->ino)
+        shared->seen.fetch_add(1);
+    }
+    shared->scans.fetch_add(1);
+  }
+  return 0;
+}
+
+int OpenWindow(const char* path, long n, int helpers, bool processes) {
+  void* mem = mmap(nullptr, sizeof(OpenWindowShared), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 1;
+  auto* shared = new (mem) OpenWindowShared;
+  const int device = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(device));
+  struct stat ref{};
+  if (device < 0 || fstat(device, &ref) != 0) return 1;
+  shared->rdev = ref.st_rdev;
+  shared->ino = ref.st_ino;
+  for (int fd = 3; fd < 64; ++fd) {
+    struct stat st{};
+    shared->known[fd] = fstat(fd, &st) == 0 && st.st_rdev == ref.st_rdev && st.st_ino == ref.st_ino;
+  }
+  std::vector<pthread_t> threads;
+  std::vector<pid_t> children;
+  static char stacks[8][64 * 1024];
+  for (int i = 0; i < helpers && i < 8; ++i) {
+    if (processes) {
+      children.push_back(clone(ScanLowFds, stacks[i] + sizeof stacks[i], CLONE_FILES | SIGCHLD, shared));
+    } else {
+      pthread_t t;
+      pthread_create(&t, nullptr, [](void* arg) -> void* {
+        ScanLowFds(arg);
+        return nullptr;
+      }, shared);
+      threads.push_back(t);
+    }
+  }
+  while (shared->running.load() < static_cast<int>(threads.size() + children.size())) sched_yield();
+  long opened = 0, copied = 0, low = 0, eagain = 0;
+  auto count = [&](int fd, long& ok) {
+    if (fd >= 0) {
+      ++ok;
+      if (fd < 768) ++low;
+      close(fd);
+    } else if (errno == EAGAIN) {
+      ++eagain;
+    }
+  };
+  for (long i = 0; i < n; ++i) {
+    usleep(100);  // let the helpers scan between calls
+    count(open(path, O_RDWR | O_CLOEXEC), opened);
+    count(dup(device), copied);
+    count(fcntl(device, F_DUPFD_CLOEXEC, 3), copied);
+  }
+  shared->stop = true;
+  for (pthread_t t : threads) pthread_join(t, nullptr);
+  for (pid_t pid : children) WaitChild(pid);
+  Print("opened", opened);
+  Print("copied", copied);
+  Print("low", low);
+  Print("eagain", eagain);
+  Print("seen", shared->seen.load());
+  Print("scans", shared->scans.load());
+  return 0;
+}
+
 // Writes TEXT N times to a proxied file; prints the total written or the first error.
 int WriteProxied(const char* path, const char* text, long n) {
   int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -1335,6 +1424,54 @@ int FreezeChildRace(const char* path, long n, int helpers) {
   return 0;
 }
 
+// Two freezes covering one task: the main thread opens the device N times (a freeze of its mm
+// and fd table) while a CLONE_FILES sibling process vforks, over and over, a child that runs
+// verbs ioctls (a kernel-read copy's freeze of the sibling's mm). The sibling's main thread is
+// in both: the vfork parent, asleep until its child is done.
+int FreezeOverlap(const char* path, long n) {
+  void* mem = mmap(nullptr, sizeof(OpenWindowShared), PROT_READ | PROT_WRITE,
+                   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return 1;
+  auto* shared = new (mem) OpenWindowShared;
+  g_stress_fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(g_stress_fd));
+  if (g_stress_fd < 0) return 1;
+  static char stack[64 * 1024];
+  const pid_t sibling = clone([](void* arg) -> int {
+    auto* state = static_cast<OpenWindowShared*>(arg);
+    state->running = 1;
+    while (!state->stop.load()) {
+      const pid_t pid = vfork();
+      if (pid == 0) {
+        // Raw syscalls only: the child borrows the sibling's memory and stack.
+        long failed = 0;
+        for (int i = 0; i < 20; ++i)
+          failed += syscall(SYS_ioctl, g_stress_fd, kRdmaVerbsIoctl, &g_counter) != -1 || errno != ENOTTY;
+        _exit(failed == 0 ? 0 : 1);
+      }
+      if (pid < 0 || WaitChild(pid) != 0) state->seen.fetch_add(1);  // a child's ioctl failed
+      state->scans.fetch_add(1);
+    }
+    return 0;
+  }, stack + sizeof stack, CLONE_FILES | SIGCHLD, shared);
+  while (shared->running.load() == 0) sched_yield();
+  long opened = 0, other = 0;
+  for (long i = 0; i < n; ++i) {
+    usleep(200);
+    const int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd >= 768) ++opened;
+    else ++other;
+    if (fd >= 0) close(fd);
+  }
+  shared->stop = true;
+  Print("sibling", WaitChild(sibling));
+  Print("opened", opened);
+  Print("other", other);
+  Print("vfork_rounds", shared->scans.load());
+  Print("vfork_failed", shared->seen.load());
+  return 0;
+}
+
 // strict VIA [filter]: enters SECCOMP_MODE_STRICT through VIA (prctl, seccomp, or seccomp-bad:
 // with a flag, which is EINVAL), after a filter of its own when asked (then EINVAL too: the
 // kernel refuses strict mode to a thread with filters); reports with write(2), which strict
@@ -1486,6 +1623,10 @@ int main(int argc, char** argv) {
   if (cmd == "freeze-vfork") return FreezeVfork(a, std::atol(b));
   if (cmd == "freeze-leader-exit") return FreezeLeaderExit(a, std::atol(b));
   if (cmd == "freeze-child-race") return FreezeChildRace(a, std::atol(b), argc > 4 ? std::atoi(argv[4]) : 1);
+  if (cmd == "open-window")
+    return OpenWindow(a, std::atol(b), argc > 4 ? std::atoi(argv[4]) : 2,
+                      argc > 5 && std::string(argv[5]) == "processes");
+  if (cmd == "freeze-overlap") return FreezeOverlap(a, std::atol(b));
   if (cmd == "freeze-stress") return FreezeStress(a, std::atol(b), argc > 4 ? argv[4] : "/dev/null");
   std::fprintf(stderr, "testee: unknown command %s\n", cmd.c_str());
   return 2;
