@@ -875,6 +875,17 @@ struct FreezeProbe {
   }
 };
 
+// A fixture with a FreezeProbe whose freezes wait 10 s before giving up: a hold-up waits it out
+// and shows in freeze_failures.
+struct PatientFreezeFixture {
+  Fixture f;
+  FreezeProbe probe;
+  PatientFreezeFixture() {
+    f.options.freeze_timeout = std::chrono::seconds(10);
+    probe.Install(f.factory);
+  }
+};
+
 TEST_CASE("no other thread runs while a thread's KernelScratch syscall runs", "[tracer][freeze]") {
   Fixture f;
   FreezeProbe probe;
@@ -1002,10 +1013,8 @@ TEST_CASE("no thread or CLONE_FILES process sees a new device fd before it is in
 }
 
 TEST_CASE("two freezes that cover one task neither wait for each other nor lose a stop", "[tracer][freeze]") {
-  Fixture f;
-  f.options.freeze_timeout = std::chrono::seconds(10);  // a hold-up waits it out: freeze_failures
-  FreezeProbe probe;
-  probe.Install(f.factory);
+  PatientFreezeFixture patient;
+  auto& [f, probe] = patient;
   TesteeRun run = RunTestee({"freeze-overlap", "/dev/infiniband/uverbs0", "300"}, f.options);
   INFO(run.out << run.errors);
   REQUIRE(run.exit_code() == 0);
@@ -1020,10 +1029,8 @@ TEST_CASE("two freezes that cover one task neither wait for each other nor lose 
 }
 
 TEST_CASE("a vfork child and its sleeping parent do not hold up a freeze", "[tracer][freeze]") {
-  Fixture f;
-  f.options.freeze_timeout = std::chrono::seconds(10);  // a hold-up waits it out: freeze_failures
-  FreezeProbe probe;
-  probe.Install(f.factory);
+  PatientFreezeFixture patient;
+  auto& [f, probe] = patient;
   TesteeRun run = RunTestee({"freeze-vfork", "/dev/infiniband/uverbs0", "20"}, f.options);
   INFO(run.out << run.errors);
   CHECK(run["enotty"] == "20");
@@ -1036,10 +1043,8 @@ TEST_CASE("a vfork child and its sleeping parent do not hold up a freeze", "[tra
 }
 
 TEST_CASE("an exited main thread does not hold up a freeze", "[tracer][freeze]") {
-  Fixture f;
-  f.options.freeze_timeout = std::chrono::seconds(10);  // a hold-up waits it out: freeze_failures
-  FreezeProbe probe;
-  probe.Install(f.factory);
+  PatientFreezeFixture patient;
+  auto& [f, probe] = patient;
   TesteeRun run = RunTestee({"freeze-leader-exit", "/dev/infiniband/uverbs0", "20"}, f.options);
   INFO(run.out << run.errors);
   CHECK(run.exit_code() == 0);
