@@ -93,12 +93,14 @@ struct TracerOptions {
   // (tests): always from /proc/<tid>/status and kcmp(2) at the new task's first stop, the path
   // taken when that stop is reported before the event.
   bool trust_clone_events = true;
-  // How long KernelScratch waits for the other tasks of the caller's address space to stop
-  // before it gives up (EAGAIN); only a task stuck in an uninterruptible wait takes long.
+  // How long a freeze waits for the other tasks of the caller's address space and fd table to
+  // stop before it gives up (EAGAIN); only a task stuck in an uninterruptible wait takes long.
   std::chrono::milliseconds freeze_timeout{5000};
-  // Whether KernelScratch freezes the caller's address space (on unless `rdmaproxy run
-  // --no-freeze-threads`): without it, another thread can rewrite a validated ioctl image
-  // before the kernel reads it. The price: a freeze interrupts the other threads' blocked
+  // Whether KernelScratch, and a syscall that makes a proxied device fd outside the reserved
+  // range (FreezeAroundNewFd), freeze the tasks sharing the caller's address space or fd table
+  // (on unless `rdmaproxy run --no-freeze-threads`): without it, another thread can rewrite a
+  // validated ioctl image before the kernel reads it, or reach a new device fd before it is
+  // moved into the range. The price: a freeze interrupts the other threads' blocked
   // syscalls and the kernel restarts them, so a thread blocked on an fd that another thread
   // closed earlier gets EBADF on the restart instead of staying blocked -- docs/harness.md,
   // "Address-space freezes".
@@ -141,8 +143,8 @@ struct TracerStats {
   // Seccomp stops that the program's own filters asked for (RET_TRACE where the harness's
   // filters allow the call): each answered ENOSYS, as with no tracer attached.
   uint64_t foreign_trace_stops = 0;
-  // Address-space freezes (tracer_freeze.cc): KernelScratch calls that had to stop other
-  // tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended, and the
+  // Freezes (tracer_freeze.cc): KernelScratch calls and device opens and copies that had to
+  // stop other tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended, and the
   // freezes given up (timeout, or the caller died meanwhile).
   uint64_t freezes = 0;
   uint64_t freeze_interrupts = 0;
