@@ -144,8 +144,8 @@ struct TracerStats {
   // filters allow the call): each answered ENOSYS, as with no tracer attached.
   uint64_t foreign_trace_stops = 0;
   // Freezes (tracer_freeze.cc): KernelScratch calls and device opens and copies that had to
-  // stop other tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended, and the
-  // freezes given up (timeout, or the caller died meanwhile).
+  // stop other tasks, the PTRACE_INTERRUPTs that took, the stops held until a freeze ended,
+  // and the freezes given up (timeout, or the caller died meanwhile).
   uint64_t freezes = 0;
   uint64_t freeze_interrupts = 0;
   uint64_t held_stops = 0;

@@ -302,12 +302,13 @@ Tracer::Verdict Tracer::TrackDuplicate(const Stop& stop, std::shared_ptr<OpenFil
 Tracer::Verdict Tracer::OnDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
-  if (!IsQuiet(*file))
+  const bool quiet = IsQuiet(*file);
+  if (!quiet)
     if (auto refused = FreezeAroundNewFd(stop, "dup of a proxied device")) return *refused;
   // dup() takes the lowest free number, below the range: run fcntl(fd, F_DUPFD, base) instead
   // (the same result for the app, but in the range). The filter re-checks the rewritten call
   // and lets it through (a TRACE verdict on the re-check means allow).
-  const uint32_t base = ItsPlace(IsQuiet(*file)).base();
+  const uint32_t base = ItsPlace(quiet).base();
   Verdict verdict = TrackDuplicate(stop, std::move(file), 0);
   verdict.new_nr = SYS_fcntl;
   verdict.new_args[1] = F_DUPFD;
@@ -318,9 +319,10 @@ Tracer::Verdict Tracer::OnDup(const Stop& stop) {
 Tracer::Verdict Tracer::OnFcntlDup(const Stop& stop) {
   auto file = stop.task.fds->Find(FdOf(stop.args[0]));
   if (file == nullptr) return Verdict::Continue();
-  if (!IsQuiet(*file))
+  const bool quiet = IsQuiet(*file);
+  if (!quiet)
     if (auto refused = FreezeAroundNewFd(stop, "F_DUPFD of a proxied device")) return *refused;
-  const uint32_t base = ItsPlace(IsQuiet(*file)).base();
+  const uint32_t base = ItsPlace(quiet).base();
   // fcntl's argument is an int for F_DUPFD (f_dupfd takes the low 32 bits). Below the file's
   // half it is raised to the half's base: the copy is still at or above what was asked.
   const auto asked = static_cast<uint32_t>(stop.args[2]);

@@ -165,19 +165,20 @@ Tracer::Verdict Tracer::DecidePath(const Stop& stop, const PathSyscall& row) {
     case Resolution::Kind::kRewrite:
       break;
   }
+  // The kernel would reach the same file through the raw path: leave the registers alone.
+  const bool rewrites = !(canon->lexical && canon->untouched_host == resolution.host_path);
+  if (rewrites && row.nr == SYS_openat2 &&
+      (open->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0) {
+    // The rewrite is an absolute path, which these flags forbid (openat2(2): EXDEV).
+    return Deny(stop, Fail(EXDEV, "openat2 of {} with RESOLVE_BENEATH/IN_ROOT cannot be redirected to {}",
+                           canon->sandbox, resolution.host_path));
+  }
   ExitFn on_exit;
   if (adopt) {
     if (auto refused = freeze_for_device()) return *refused;
     on_exit = AdoptOpenedFd(stop, canon->sandbox, resolution, static_cast<int>(flags));
   }
-  // The kernel would reach the same file through the raw path: leave the registers alone.
-  if (canon->lexical && canon->untouched_host == resolution.host_path)
-    return on_exit ? Verdict::WatchExit(std::move(on_exit)) : Verdict::Continue();
-  if (row.nr == SYS_openat2 && (open->resolve & (RESOLVE_BENEATH | RESOLVE_IN_ROOT)) != 0) {
-    // The rewrite is an absolute path, which these flags forbid (openat2(2): EXDEV).
-    return Deny(stop, Fail(EXDEV, "openat2 of {} with RESOLVE_BENEATH/IN_ROOT cannot be redirected to {}",
-                           canon->sandbox, resolution.host_path));
-  }
+  if (!rewrites) return on_exit ? Verdict::WatchExit(std::move(on_exit)) : Verdict::Continue();
   options_.log->Trace("[pid {}] {} {} -> {}", task.tid, op, canon->sandbox,
                       resolution.host_path);
   return RewritePath(stop, row, resolution.host_path, std::move(on_exit));
