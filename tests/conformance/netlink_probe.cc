@@ -25,7 +25,10 @@
 //                          answer is still queued after it)
 //   blocked_recvmsg        ok type=T index_ok=1 flags=F from=P namelen=N cred=pidP,uidU
 //                          blocked=1 left=EAGAIN   (a GET answered to a recvmsg that another
-//                          thread had already blocked in, with SO_PASSCRED)
+//                          thread had already blocked in, with SO_PASSCRED); the same as
+//                          blocked_recvmmsg (one entry), "n=1 " first
+//   recvmmsg_*             ok n=N TYPE/LEN,... next=WHAT   (answers taken with recvmmsg:
+//                          AskMany)
 //   bind_other, bind_groups, add_membership, sendto_peer, connect_peer, writev, truncated,
 //   sendfile, splice, aio_write (and their set-up steps)   ok | errno E
 // Natively as root everything succeeds (as another user, sending to or connecting to another
@@ -46,6 +49,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -521,10 +525,12 @@ void AskWithControl(int fd, uint32_t index) {
 // is sent and answered: what it receives -- the answer's type and device index, msg_flags,
 // the source, the SO_PASSCRED credentials the kernel attaches -- and whether anything is left
 // queued after it. "blocked_recvmsg ok type=T index_ok=1 flags=F from=P namelen=N cred=...".
-void AskBlocked(int fd, uint32_t index) {
+void AskBlocked(int fd, uint32_t index, bool many) {
+  const char* const what = many ? "blocked_recvmmsg" : "blocked_recvmsg";
+  const long nr = many ? SYS_recvmmsg : SYS_recvmsg;
   const int on = 1, off = 0;
   if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0)
-    return Report("blocked_recvmsg", errno);
+    return Report(what, errno);
   std::atomic<pid_t> tid{0};
   std::string got;
   std::thread receiver([&] {
@@ -541,10 +547,16 @@ void AskBlocked(int fd, uint32_t index) {
     msg.msg_iovlen = 1;
     msg.msg_control = control;
     msg.msg_controllen = sizeof(control);
-    const ssize_t n = recvmsg(fd, &msg, 0);
+    mmsghdr entry{msg, 0};
+    ssize_t n = many ? recvmmsg(fd, &entry, 1, 0, nullptr) : recvmsg(fd, &msg, 0);
     if (n < 0) {
       got = std::string("errno ") + strerrorname_np(errno);
       return;
+    }
+    if (many) {
+      got = "n=" + std::to_string(n) + " ";
+      n = entry.msg_len;
+      msg = entry.msg_hdr;
     }
     nlmsghdr h{};
     std::memcpy(&h, buf.data(), std::min(sizeof(h), static_cast<size_t>(n)));
@@ -563,15 +575,15 @@ void AskBlocked(int fd, uint32_t index) {
                   "%s", h.nlmsg_type, seen == index ? 1 : 0,
                   static_cast<unsigned>(msg.msg_flags), from.nl_pid, msg.msg_namelen,
                   cred.c_str());
-    got = line;
+    got += line;
   });
   // Until the receiver sleeps in recvmsg: /proc/self/task/TID/syscall starts with its number.
   bool blocked = false;
   for (int i = 0; i < 500 && !blocked; ++i) {
     if (tid != 0) {
       std::ifstream f("/proc/self/task/" + std::to_string(tid.load()) + "/syscall");
-      long nr = -1;
-      blocked = (f >> nr) && nr == SYS_recvmsg;
+      long in = -1;
+      blocked = (f >> in) && in == nr;
     }
     if (!blocked) usleep(10000);
   }
@@ -582,8 +594,138 @@ void AskBlocked(int fd, uint32_t index) {
   const char* left = recv(fd, rest, sizeof(rest), MSG_DONTWAIT) < 0 ? strerrorname_np(errno)
                                                                      : "a datagram";
   setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
-  if (sent != 0) return Report("blocked_recvmsg", sent);
-  std::printf("blocked_recvmsg %s blocked=%d left=%s\n", got.c_str(), blocked ? 1 : 0, left);
+  if (sent != 0) return Report(what, sent);
+  std::printf("%s %s blocked=%d left=%s\n", what, got.c_str(), blocked ? 1 : 0, left);
+}
+
+// Entries for recvmmsg, each with a 64 KiB buffer (and a control buffer when asked).
+struct Entries {
+  explicit Entries(size_t count, bool control = false)
+      : data(count, std::vector<char>(65536)), controls(count), iov(count), v(count) {
+    for (size_t i = 0; i < count; ++i) {
+      iov[i] = {data[i].data(), data[i].size()};
+      v[i].msg_hdr.msg_iov = &iov[i];
+      v[i].msg_hdr.msg_iovlen = 1;
+      if (control) {
+        v[i].msg_hdr.msg_control = controls[i].data();
+        v[i].msg_hdr.msg_controllen = controls[i].size();
+      }
+    }
+  }
+  // "n=N TYPE/LEN,..." for the first n entries (with their control messages when asked).
+  std::string Summary(int n, bool control = false) const {
+    std::string out = "n=" + std::to_string(n);
+    for (size_t i = 0; i < static_cast<size_t>(n); ++i) {
+      nlmsghdr h{};
+      std::memcpy(&h, data[i].data(), std::min<size_t>(sizeof(h), v[i].msg_len));
+      char one[64];
+      std::snprintf(one, sizeof(one), "%s%#x/%u", i == 0 ? " " : ",", h.nlmsg_type, v[i].msg_len);
+      out += one;
+      if (control)
+        out += "/" + ControlSummary(controls[i].data(), v[i].msg_hdr.msg_controllen);
+    }
+    return out;
+  }
+  std::vector<std::vector<char>> data;
+  std::vector<std::array<char, 64>> controls;
+  std::vector<iovec> iov;
+  std::vector<mmsghdr> v;
+};
+
+// What a plain MSG_DONTWAIT receive finds next: "EAGAIN", another errno, or the type of the
+// datagram it took.
+std::string Next(int fd) {
+  std::vector<char> buf(65536);
+  const ssize_t n = recv(fd, buf.data(), buf.size(), MSG_DONTWAIT);
+  if (n < 0) return strerrorname_np(errno);
+  nlmsghdr h{};
+  std::memcpy(&h, buf.data(), std::min(sizeof(h), static_cast<size_t>(n)));
+  char type[16];
+  std::snprintf(type, sizeof(type), "%#x", h.nlmsg_type);
+  return type;
+}
+
+// recvmmsg of answers: a GET dump taken whole with MSG_WAITFORONE; the kernel's own answer
+// (SYS_GET) before and after a device's GET; peeked three times; a zero timeout (one datagram);
+// an entry whose buffers fault after one datagram (the error comes with the next receive); a
+// blocking call that runs out of datagrams (SO_RCVTIMEO); entries with control messages.
+// "recvmmsg_NAME ok n=N TYPE/LEN,... next=WHAT".
+void AskMany(int fd, uint32_t index) {
+  const std::vector<char> get = GetOfDevice(index);
+  const uint16_t sys_get_type = RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_SYS_GET);
+  auto send_all = [&](std::initializer_list<const std::vector<char>*> requests) {
+    for (const auto* m : requests)
+      if (send(fd, m->data(), m->size(), 0) < 0) return errno;
+    return 0;
+  };
+  auto report = [&](const char* what, int n, const Entries& e, const std::string& extra = "",
+                    bool control = false) {
+    if (n < 0) return Report(what, errno);
+    const std::string detail = e.Summary(n, control) + extra + " next=" + Next(fd);
+    Report(what, 0, detail.c_str());
+  };
+  {
+    const std::vector<char> dump =
+        Message(RDMA_NL_GET_TYPE(RDMA_NL_NLDEV, RDMA_NLDEV_CMD_GET), NLM_F_DUMP);
+    if (int err = send_all({&dump})) return Report("recvmmsg_dump", err);
+    Entries e(16);
+    report("recvmmsg_dump", recvmmsg(fd, e.v.data(), 16, MSG_WAITFORONE, nullptr), e);
+  }
+  for (const bool kernel_first : {true, false}) {
+    const char* what = kernel_first ? "recvmmsg_kernel_first" : "recvmmsg_answer_first";
+    const std::vector<char> sys_get = Message(sys_get_type, 0);
+    if (int err = kernel_first ? send_all({&sys_get, &get}) : send_all({&get, &sys_get}))
+      return Report(what, err);
+    Entries e(4);
+    report(what, recvmmsg(fd, e.v.data(), 4, MSG_WAITFORONE, nullptr), e);
+  }
+  {
+    if (int err = send_all({&get})) return Report("recvmmsg_peek", err);
+    Entries e(3);
+    const int n = recvmmsg(fd, e.v.data(), 3, MSG_PEEK | MSG_DONTWAIT, nullptr);
+    report("recvmmsg_peek", n, e, " then=" + Next(fd));
+  }
+  {
+    if (int err = send_all({&get, &get})) return Report("recvmmsg_timeout_zero", err);
+    Entries e(4);
+    timespec zero{0, 0};
+    const int n = recvmmsg(fd, e.v.data(), 4, 0, &zero);
+    report("recvmmsg_timeout_zero", n, e,
+           " timeout=" + std::to_string(zero.tv_sec) + "." + std::to_string(zero.tv_nsec) +
+               " then=" + Next(fd));
+  }
+  {
+    if (int err = send_all({&get, &get})) return Report("recvmmsg_bad_entry", err);
+    Entries e(2);
+    e.v[1].msg_hdr.msg_iov = nullptr;  // the kernel faults reading it
+    const int n = recvmmsg(fd, e.v.data(), 2, MSG_WAITFORONE, nullptr);
+    const std::string after = " after=" + Next(fd);
+    report("recvmmsg_bad_entry", n, e, after);
+  }
+  {
+    // A blocking call without MSG_WAITFORONE waits for its second datagram: SO_RCVTIMEO ends
+    // the wait, and the call returns the one it has (EAGAIN is not kept for the next receive).
+    const timeval short_wait{0, 300000}, limit{5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &short_wait, sizeof(short_wait));
+    Entries e(2);
+    const int err = send_all({&get});
+    const int n = err != 0 ? -1 : recvmmsg(fd, e.v.data(), 2, 0, nullptr);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof(limit));
+    if (err != 0) return Report("recvmmsg_blocking", err);
+    report("recvmmsg_blocking", n, e);
+  }
+  {
+    const int on = 1, off = 0;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) != 0)
+      return Report("recvmmsg_control", errno);
+    const std::vector<char> sys_get = Message(sys_get_type, 0);
+    const int err = send_all({&get, &sys_get});
+    Entries e(3, /*control=*/true);
+    const int n = err != 0 ? -1 : recvmmsg(fd, e.v.data(), 3, MSG_WAITFORONE, nullptr);
+    if (err != 0) errno = err;
+    report("recvmmsg_control", n, e, "", /*control=*/true);
+    setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &off, sizeof(off));
+  }
 }
 
 }  // namespace
@@ -625,8 +767,10 @@ int main() {
       AskBadPort(fd, "port_bad", listed.devices.front().second, false);
       AskBadPort(fd, "port_bad_capped", listed.devices.front().second, true);
       AskBadReceives(fd, listed.devices.front().second);
-      AskBlocked(fd, listed.devices.front().second);
+      AskBlocked(fd, listed.devices.front().second, false);
+      AskBlocked(fd, listed.devices.front().second, true);
       AskWithControl(fd, listed.devices.front().second);
+      AskMany(fd, listed.devices.front().second);
     }
   }
 

@@ -949,8 +949,8 @@ case_verbs_processes() {
 }
 
 # NETLINK_RDMA (tools/harness/netlink_rdma.h): the copy-on-fork question (SYS_GET) and the
-# device queries (GET dump, GET_CHARDEV "uverbs", also read with MSG_PEEK|MSG_TRUNC first) get
-# the native answers, whether sent with sendmsg, sendto or write (the suite allows every
+# device queries (GET dump, GET_CHARDEV "uverbs", also read with MSG_PEEK|MSG_TRUNC first, or
+# with recvmmsg) get the native answers, whether sent with sendmsg, sendto or write (the suite allows every
 # device under its own name); multicast groups, other sockets as peers, vectored, spliced,
 # sendfile, asynchronous and malformed sends are refused; --refuse-netlink refuses the socket.
 case_netlink() {
@@ -991,7 +991,7 @@ aio_write errno EINVAL"
   elif [[ $refused != "socket errno EPROTONOSUPPORT" ]]; then
     fail netlink "with --refuse-netlink: $refused"
   else
-    pass netlink "$(grep '^sys_get_sendmsg' <<<"$native" | cut -d' ' -f2-) and $(grep '^get ' <<<"$native" | cut -d' ' -f2-) natively and under the proxy, and $(grep -cE '^(recv|read).* kept=' <<<"$native") receives' errors and queue effects, a receive blocked before the answer ($(grep '^blocked_recvmsg' <<<"$native" | cut -d' ' -f2-)), one with the kernel's control messages ($(grep '^control_recvmsg' <<<"$native" | cut -d' ' -f2-)); groups and peers EPERM; --refuse-netlink: EPROTONOSUPPORT"
+    pass netlink "$(grep '^sys_get_sendmsg' <<<"$native" | cut -d' ' -f2-) and $(grep '^get ' <<<"$native" | cut -d' ' -f2-) natively and under the proxy, and $(grep -cE '^(recv|read).* kept=' <<<"$native") receives' errors and queue effects, a receive blocked before the answer ($(grep '^blocked_recvmsg' <<<"$native" | cut -d' ' -f2-)), one with the kernel's control messages ($(grep '^control_recvmsg' <<<"$native" | cut -d' ' -f2-)), $(grep -c '^recvmmsg_' <<<"$native") recvmmsg cases ($(grep '^recvmmsg_dump' <<<"$native" | cut -d' ' -f2-)); groups and peers EPERM; --refuse-netlink: EPROTONOSUPPORT"
   fi
 }
 

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cstring>
 #include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -234,6 +235,7 @@ std::optional<std::vector<NetlinkDatagram>> NetlinkRdmaHandler::Answer(
 ExitDecision NetlinkRdmaHandler::OnExit(const SyscallView& call, long result,
                                         TraceeAccess& tracee) {
   if (receiving_.contains(call.tid)) return Received(call, result, tracee);
+  if (receiving_many_.contains(call.tid)) return ReceivedMany(call, result, tracee);
   auto staged = staged_.find(call.tid);
   if (staged == staged_.end()) return ExitDecision::Keep();
   std::vector<NetlinkDatagram> answers = std::move(staged->second);
@@ -255,8 +257,8 @@ void NetlinkRdmaHandler::QueuePlaceholders(const SyscallView& call,
     std::memcpy(noops.data() + i * NLMSG_HDRLEN, &h, sizeof(h));
     queued_.emplace_back(h.nlmsg_seq, std::move(answers[i]));
   }
-  // Placeholders a receive the harness did not see consumed (recvmmsg refused aside, none
-  // should be) are dropped oldest first rather than kept for ever.
+  // Placeholders a receive the harness did not see consumed (none should be) are dropped
+  // oldest first rather than kept for ever.
   while (queued_.size() > kMaxQueued) queued_.pop_front();
   sockaddr_nl kernel{};
   kernel.nl_family = AF_NETLINK;
@@ -293,34 +295,62 @@ ExitDecision NetlinkRdmaHandler::Received(const SyscallView& call, long result,
   auto it = receiving_.find(call.tid);
   const NetlinkReceive receive = std::move(it->second);
   receiving_.erase(it);
-  if (result <= 0 || queued_.empty()) return ExitDecision::Keep();
+  const auto answered = AnswerInPlace(call, receive, result, tracee.memory());
+  return answered ? ExitDecision::Replace(*answered) : ExitDecision::Keep();
+}
+
+std::optional<long> NetlinkRdmaHandler::AnswerInPlace(const SyscallView& call,
+                                                      const NetlinkReceive& receive, long result,
+                                                      TraceeMemory& memory) {
+  if (result <= 0 || queued_.empty()) return std::nullopt;
   // netlink_ack() of a header-only NOOP, as PlaceholderAtHead() peeks it: a read shorter than
   // its sequence number cannot be told apart.
   struct {
     nlmsghdr h;
     nlmsgerr e;
   } ack{};
-  const size_t got = ReadReceived(receive, result, std::as_writable_bytes(std::span(&ack, 1)),
-                                  tracee.memory());
+  const size_t got =
+      ReadReceived(receive, result, std::as_writable_bytes(std::span(&ack, 1)), memory);
   if (got < kPlaceholderSeqEnd ||
       ack.h.nlmsg_type != NLMSG_ERROR || ack.e.error != 0 || ack.e.msg.nlmsg_type != NLMSG_NOOP)
-    return ExitDecision::Keep();
+    return std::nullopt;
   const auto found = std::find_if(queued_.begin(), queued_.end(), [&](const auto& q) {
     return q.first == ack.e.msg.nlmsg_seq;
   });
-  if (found == queued_.end()) return ExitDecision::Keep();
+  if (found == queued_.end()) return std::nullopt;
   // Placeholders before it were consumed unseen: their answers are stale.
   queued_.erase(queued_.begin(), found);
   NetlinkDatagram answer = queued_.front().second;
   proxy::SetPortId(answer, ack.h.nlmsg_pid);
   if ((receive.flags & MSG_PEEK) == 0) queued_.pop_front();
-  const long delivered =
-      DeliverNetlinkReceive(receive, answer, tracee.memory(), ReceiveControl::kKernel);
+  const long delivered = DeliverNetlinkReceive(receive, answer, memory, ReceiveControl::kKernel);
   log_.Trace("[pid {}] NETLINK_RDMA fd {}: the harness's {}-byte answer received in place of "
              "its placeholder{}: result {}",
              call.tid, call.fd, answer.size(),
              (receive.flags & MSG_PEEK) != 0 ? " (peeked)" : "", delivered);
-  return ExitDecision::Replace(delivered);
+  return delivered;
+}
+
+bool NetlinkRdmaHandler::KernelTakesPlaceholder(const NetlinkReceive& receive) {
+  return receive.control_len != 0 && ReceivedRoom(receive) >= kPlaceholderSeqEnd;
+}
+
+long NetlinkRdmaHandler::TakeAnswer(const SyscallView& call, const NetlinkReceive& receive,
+                                    uint32_t port, TraceeMemory& memory) {
+  NetlinkDatagram answer = queued_.front().second;
+  proxy::SetPortId(answer, port);
+  // The kernel takes the datagram off the queue now, whatever the copy out does
+  // (netlink_recvmsg() frees it either way); a peek leaves it.
+  if ((receive.flags & MSG_PEEK) == 0) {
+    std::byte discard[64];
+    (void)recv(socket_.get(), discard, sizeof(discard), MSG_DONTWAIT);
+    queued_.pop_front();
+  }
+  const long result = DeliverNetlinkReceive(receive, answer, memory);
+  log_.Trace("[pid {}] NETLINK_RDMA fd {}: the harness's {}-byte answer received{}: result {}",
+             call.tid, call.fd, answer.size(), (receive.flags & MSG_PEEK) != 0 ? " (peeked)" : "",
+             result);
+  return result;
 }
 
 EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess& tracee) {
@@ -337,7 +367,7 @@ EntryDecision NetlinkRdmaHandler::OnEntry(const SyscallView& call, TraceeAccess&
     case SYS_recvmmsg:
       // Without answers there are no placeholders: every receive is the kernel's.
       if (devices_ == nullptr) return EntryDecision::Allow();
-      return Receive(call, tracee);
+      return call.nr == SYS_recvmmsg ? ReceiveMany(call, tracee) : Receive(call, tracee);
     case SYS_sendmmsg:
     case SYS_writev:
     case SYS_pwritev:
@@ -493,11 +523,11 @@ EntryDecision NetlinkRdmaHandler::Address(const SyscallView& call, TraceeAccess&
 EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess& tracee) {
   // A receive the kernel answers without taking a datagram is left to it: the placeholder
   // stays, and so does a pending socket error, which the peek below would take.
-  std::optional<NetlinkReceive> receive;
-  if (call.nr != SYS_recvmmsg) {
-    receive = ParseNetlinkReceive(call, tracee.memory());
-    if (!receive) return EntryDecision::Allow();
-  }
+  std::optional<NetlinkReceive> receive = ParseNetlinkReceive(call, tracee.memory());
+  if (!receive) return EntryDecision::Allow();
+  // An error a recvmmsg left (__skb_try_recv_datagram(): sock_error() comes first).
+  if (pending_error_ != 0)
+    return EntryDecision::Emulate(-static_cast<long>(std::exchange(pending_error_, 0)));
   // Only a receive whose next datagram is a placeholder of the harness's is emulated now.
   std::optional<std::pair<uint32_t, uint32_t>> head;
   if (!queued_.empty()) {
@@ -505,39 +535,18 @@ EntryDecision NetlinkRdmaHandler::Receive(const SyscallView& call, TraceeAccess&
     if (!peeked.ok()) return EntryDecision::Emulate(-static_cast<long>(peeked.error().errnum));
     head = *peeked;
   }
-  if (!head) {
-    // The kernel runs it. It may block until another thread's request is answered and then
-    // take that answer's placeholder, which is looked at when it returns (Received).
-    if (!receive) return EntryDecision::Allow();
+  // The kernel runs it when it finds none. It may block until another thread's request is
+  // answered and then take that answer's placeholder, which is looked at when it returns
+  // (Received). So does a recvmsg with room for control messages (SO_PASSCRED's credentials,
+  // NETLINK_PKTINFO, ...): it takes the placeholder itself, so that they are the kernel's own,
+  // and gets the answer in its place at the exit -- when its buffers hold the placeholder's
+  // sequence number, which names the answer; else it is answered now, without control
+  // messages.
+  if (!head || KernelTakesPlaceholder(*receive)) {
     receiving_[call.tid] = std::move(*receive);
     return EntryDecision::AllowAndInspect();
   }
-  // A recvmsg with room for control messages (SO_PASSCRED's credentials, NETLINK_PKTINFO, ...)
-  // takes the placeholder itself, so that they are the kernel's own, and gets the answer in its
-  // place at the exit -- when its buffers hold the placeholder's sequence number, which names
-  // the answer (Received); else it is answered now, without control messages.
-  if (receive && receive->control_len != 0 && ReceivedRoom(*receive) >= kPlaceholderSeqEnd) {
-    receiving_[call.tid] = std::move(*receive);
-    return EntryDecision::AllowAndInspect();
-  }
-  if (!receive)
-    return EntryDecision::Deny(Error{EOPNOTSUPP, fmt::format(
-        "NETLINK_RDMA fd {}: recvmmsg of an answer the harness gives is not proxied; use "
-        "recv, recvfrom or recvmsg", call.fd)});
-  NetlinkDatagram answer = queued_.front().second;
-  proxy::SetPortId(answer, head->second);
-  // The kernel takes the datagram off the queue now, whatever the copy out does
-  // (netlink_recvmsg() frees it either way); a peek leaves it.
-  if ((receive->flags & MSG_PEEK) == 0) {
-    std::byte discard[64];
-    (void)recv(socket_.get(), discard, sizeof(discard), MSG_DONTWAIT);
-    queued_.pop_front();
-  }
-  const long result = DeliverNetlinkReceive(*receive, answer, tracee.memory());
-  log_.Trace("[pid {}] NETLINK_RDMA fd {}: the harness's {}-byte answer received{}: result {}",
-             call.tid, call.fd, answer.size(), (receive->flags & MSG_PEEK) != 0 ? " (peeked)" : "",
-             result);
-  return EntryDecision::Emulate(result);
+  return EntryDecision::Emulate(TakeAnswer(call, *receive, head->second, tracee.memory()));
 }
 
 }  // namespace rxp::harness

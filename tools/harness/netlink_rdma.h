@@ -28,7 +28,8 @@
 //     kernel the receives it answers without taking a datagram; no control messages); a
 //     receive that finds none runs in the kernel, and if it returns with a placeholder (it
 //     blocked until another thread's request was answered) the answer is written over it,
-//     the kernel's control messages kept; recvmmsg is refused (EOPNOTSUPP) while one is next;
+//     the kernel's control messages kept; a recvmmsg takes the placeholders at the head of the
+//     queue from the harness and the rest from the kernel (netlink_rdma_many.cc);
 //   - every other message is retyped to an RDMA_NLDEV operation no kernel has, which the kernel
 //     answers with an NLMSG_ERROR of EINVAL carrying the request's own sequence number
 //     (rdma_nl_rcv_msg(): !is_nl_msg_valid()) -- the answer of a kernel without that command
@@ -42,6 +43,7 @@
 // anyone join, and what it multicasts is about the host.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -112,6 +114,23 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   EntryDecision Receive(const SyscallView& call, TraceeAccess& tracee);
   // A receive the kernel ran: if it took a placeholder, the answer replaces it.
   ExitDecision Received(const SyscallView& call, long result, TraceeAccess& tracee);
+  // recvmmsg (netlink_rdma_many.cc): the entries whose datagrams are placeholders at the head
+  // of the queue are answered by the harness, the rest by the kernel, its placeholders
+  // answered at the exit.
+  EntryDecision ReceiveMany(const SyscallView& call, TraceeAccess& tracee);
+  ExitDecision ReceivedMany(const SyscallView& call, long result, TraceeAccess& tracee);
+  // A receive with room for control messages and for a placeholder's sequence number takes
+  // the placeholder in the kernel, so that the control messages are the kernel's own; the
+  // answer replaces it at the exit.
+  static bool KernelTakesPlaceholder(const NetlinkReceive& receive);
+  // The answer behind the placeholder at the head (its port id `port`), delivered to
+  // `receive` and taken off the queue unless it peeks; the receive's result.
+  long TakeAnswer(const SyscallView& call, const NetlinkReceive& receive, uint32_t port,
+                  TraceeMemory& memory);
+  // A receive the kernel ran left `result` bytes in its buffers: if they are a placeholder,
+  // its answer in their place (ReceiveControl::kKernel); the new result, or nullopt.
+  std::optional<long> AnswerInPlace(const SyscallView& call, const NetlinkReceive& receive,
+                                    long result, TraceeMemory& memory);
   // The filtered copy of `data`, its answers staged for the send's exit; errors as Deny.
   Result<FilteredNetlink> Filter(const SyscallView& call, std::span<const std::byte> data);
   std::optional<std::vector<NetlinkDatagram>> Answer(std::span<const std::byte> message);
@@ -129,6 +148,18 @@ class NetlinkRdmaHandler final : public ProxiedFileHandler {
   std::optional<proxy::HostRdmaNetlink> host_;  // given, or opened at the first query
   std::map<pid_t, std::vector<NetlinkDatagram>> staged_;  // by sending thread, until its exit
   std::map<pid_t, NetlinkReceive> receiving_;  // receives the kernel runs, until their exit
+  // A recvmmsg the kernel runs from entry `first` on, after the harness answered the ones
+  // before it (started: when the call did, for its timeout).
+  struct ManyInKernel {
+    NetlinkReceiveMany call;
+    uint32_t first = 0;
+    std::chrono::steady_clock::time_point started;
+  };
+  std::map<pid_t, ManyInKernel> receiving_many_;
+  // An error a recvmmsg met after it had taken a datagram: it returns the datagrams and the
+  // socket keeps the error for the next receive (do_recvmmsg(): sk_err). Where the error
+  // came from the harness's part of the call, the harness keeps it instead.
+  int pending_error_ = 0;
   // Answers whose placeholders are in the socket, oldest first, by the placeholder's
   // sequence number.
   std::deque<std::pair<uint32_t, NetlinkDatagram>> queued_;

@@ -68,6 +68,27 @@ uint64_t Total(const std::vector<iovec>& iov) {
 
 }  // namespace
 
+std::optional<NetlinkReceive> ParseNetlinkMsghdr(TraceeMemory& memory, uint64_t at, int flags) {
+  NetlinkReceive r;
+  r.flags = flags;
+  // __sys_recvmsg(): a 64-bit caller may not pass MSG_CMSG_COMPAT.
+  if ((r.flags & (MSG_OOB | kMsgCmsgCompat)) != 0) return std::nullopt;
+  // copy_msghdr_from_user(): the header, a negative msg_namelen (unless there is no
+  // name), more than UIO_MAXIOV iovecs (EMSGSIZE), then the iovecs.
+  msghdr m{};
+  if (!memory.Read(at, std::as_writable_bytes(std::span(&m, 1))).ok()) return std::nullopt;
+  if (m.msg_name != nullptr && static_cast<int>(m.msg_namelen) < 0) return std::nullopt;
+  if (m.msg_iovlen > kMaxIovecs) return std::nullopt;
+  auto iov = ImportIovecs(memory, reinterpret_cast<uint64_t>(m.msg_iov), m.msg_iovlen);
+  if (!iov) return std::nullopt;
+  r.iov = std::move(*iov);
+  r.address = reinterpret_cast<uint64_t>(m.msg_name);
+  r.address_len = at + offsetof(msghdr, msg_namelen);
+  r.msghdr = at;
+  r.control_len = m.msg_control != nullptr ? m.msg_controllen : 0;
+  return r;
+}
+
 std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, TraceeMemory& memory) {
   NetlinkReceive r;
   switch (call.nr) {
@@ -95,29 +116,30 @@ std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, Trace
       r.address_len = call.args[5];
       return r;
     }
-    case SYS_recvmsg: {
-      r.flags = static_cast<int>(call.args[2]);
-      // __sys_recvmsg(): a 64-bit caller may not pass MSG_CMSG_COMPAT.
-      if ((r.flags & (MSG_OOB | kMsgCmsgCompat)) != 0) return std::nullopt;
-      // copy_msghdr_from_user(): the header, a negative msg_namelen (unless there is no
-      // name), more than UIO_MAXIOV iovecs (EMSGSIZE), then the iovecs.
-      msghdr m{};
-      if (!memory.Read(call.args[1], std::as_writable_bytes(std::span(&m, 1))).ok())
-        return std::nullopt;
-      if (m.msg_name != nullptr && static_cast<int>(m.msg_namelen) < 0) return std::nullopt;
-      if (m.msg_iovlen > kMaxIovecs) return std::nullopt;
-      auto iov = ImportIovecs(memory, reinterpret_cast<uint64_t>(m.msg_iov), m.msg_iovlen);
-      if (!iov) return std::nullopt;
-      r.iov = std::move(*iov);
-      r.address = reinterpret_cast<uint64_t>(m.msg_name);
-      r.address_len = call.args[1] + offsetof(msghdr, msg_namelen);
-      r.msghdr = call.args[1];
-      r.control_len = m.msg_control != nullptr ? m.msg_controllen : 0;
-      return r;
-    }
+    case SYS_recvmsg:
+      return ParseNetlinkMsghdr(memory, call.args[1], static_cast<int>(call.args[2]));
     default:
       return std::nullopt;
   }
+}
+
+std::optional<NetlinkReceiveMany> ParseNetlinkReceiveMany(const SyscallView& call,
+                                                          TraceeMemory& memory) {
+  NetlinkReceiveMany m;
+  m.vector = call.args[1];
+  m.count = static_cast<uint32_t>(call.args[2]);
+  m.flags = static_cast<int>(call.args[3]);
+  m.timeout = call.args[4];
+  // SYSCALL_DEFINE5(recvmmsg): no MSG_CMSG_COMPAT from a 64-bit caller.
+  if ((m.flags & kMsgCmsgCompat) != 0) return std::nullopt;
+  if (m.timeout != 0) {
+    // get_timespec64(), then timespec64_valid() in poll_select_set_timeout().
+    auto limit = memory.ReadValue<timespec>(m.timeout);
+    if (!limit.ok() || limit->tv_sec < 0 || limit->tv_nsec < 0 || limit->tv_nsec >= 1000000000L)
+      return std::nullopt;
+    m.limit = *limit;
+  }
+  return m;
 }
 
 size_t ReadReceived(const NetlinkReceive& receive, long result, std::span<std::byte> out,

@@ -13,7 +13,10 @@
 // was queued), over what the kernel wrote, keeping its control messages.
 #pragma once
 
+#include <sys/socket.h>
 #include <sys/uio.h>
+
+#include <ctime>
 
 #include <cstddef>
 #include <cstdint>
@@ -36,11 +39,36 @@ struct NetlinkReceive {
   size_t control_len = 0;     // recvmsg's msg_controllen: room for control messages
 };
 
+// recvmsg's msghdr at `at` read as copy_msghdr_from_user() and import_iovec() read it, with the
+// call's `flags`: nullopt where the kernel fails before the queue (as ParseNetlinkReceive).
+// recvmmsg reads each entry's this way (___sys_recvmsg()).
+std::optional<NetlinkReceive> ParseNetlinkMsghdr(TraceeMemory& memory, uint64_t at, int flags);
+
+// What a recvmmsg asks for: do_recvmmsg() runs ___sys_recvmsg() on each entry in turn, its
+// flags without MSG_WAITFORONE (and with MSG_DONTWAIT once one datagram is in, if it had it),
+// and writes each result to the entry's msg_len.
+struct NetlinkReceiveMany {
+  uint64_t vector = 0;   // the mmsghdr array
+  uint32_t count = 0;    // vlen
+  int flags = 0;         // as passed, MSG_WAITFORONE included
+  uint64_t timeout = 0;  // the timespec's address; 0: none
+  timespec limit{};      // its value, when there is one
+  uint64_t Entry(uint64_t i) const { return vector + i * sizeof(mmsghdr); }
+  uint64_t LengthOf(uint64_t i) const { return Entry(i) + offsetof(mmsghdr, msg_len); }
+};
+
+// nullopt where the kernel fails the call before it looks at the socket: MSG_CMSG_COMPAT
+// (EINVAL), an unreadable timeout (EFAULT: __sys_recvmmsg()), an invalid one (EINVAL:
+// poll_select_set_timeout()). Entries are read one by one, as the kernel reaches them.
+std::optional<NetlinkReceiveMany> ParseNetlinkReceiveMany(const SyscallView& call,
+                                                          TraceeMemory& memory);
+
 // nullopt when the kernel answers the call without taking a datagram off the queue: its
 // arguments fail the checks that come first (an unreadable msghdr or iovec array, more than
 // UIO_MAXIOV iovecs, a negative length, a buffer outside user space, a negative msg_namelen,
 // MSG_CMSG_COMPAT), MSG_OOB (netlink_recvmsg() refuses it first), or a read or readv of no
-// bytes (sock_read_iter(), do_iter_readv_writev() return 0 untouched). recvmmsg is not one.
+// bytes (sock_read_iter(), do_iter_readv_writev() return 0 untouched). recvmmsg is not one
+// (ParseNetlinkReceiveMany).
 std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, TraceeMemory& memory);
 
 // Whose control messages a delivered receive carries.

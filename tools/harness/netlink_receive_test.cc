@@ -118,8 +118,49 @@ TEST_CASE("receives the kernel answers before its queue are left to it", "[netli
   h.msg_iovlen = 0;
   CHECK(ParseNetlinkReceive(Call(SYS_recvmsg, {3, m.Put(256, h), 0, 0, 0, 0}), m));
   CHECK(ParseNetlinkReceive(Call(SYS_recvfrom, {3, buf, 0, 0, 0, 0}), m));
-  // recvmmsg is the caller's to refuse.
+  // recvmmsg has a parser of its own, entry by entry.
   CHECK_FALSE(ParseNetlinkReceive(Call(SYS_recvmmsg, {3, m.At(0), 1, 0, 0, 0}), m));
+}
+
+TEST_CASE("recvmmsg is read as do_recvmmsg() reads it, entry by entry", "[netlink_receive]") {
+  ArenaMemory m;
+  // The call: MSG_CMSG_COMPAT, an unreadable timeout and an invalid one fail before the queue.
+  const uint64_t vector = m.At(1024);
+  CHECK_FALSE(ParseNetlinkReceiveMany(Call(SYS_recvmmsg, {3, vector, 2, kMsgCmsgCompat, 0, 0}), m));
+  CHECK_FALSE(
+      ParseNetlinkReceiveMany(Call(SYS_recvmmsg, {3, vector, 2, 0, kKernelAddress, 0}), m));
+  for (const timespec bad : {timespec{-1, 0}, timespec{0, -1}, timespec{0, 1000000000L}})
+    CHECK_FALSE(ParseNetlinkReceiveMany(Call(SYS_recvmmsg, {3, vector, 2, 0, m.Put(0, bad), 0}), m));
+  const uint64_t timeout = m.Put(0, timespec{2, 500});
+  auto many = ParseNetlinkReceiveMany(
+      Call(SYS_recvmmsg, {3, vector, 2, MSG_WAITFORONE | MSG_PEEK, timeout, 0}), m);
+  REQUIRE(many);
+  CHECK(many->count == 2);
+  CHECK(many->flags == (MSG_WAITFORONE | MSG_PEEK));
+  CHECK(many->timeout == timeout);
+  CHECK(many->limit.tv_sec == 2);
+  CHECK(many->limit.tv_nsec == 500);
+  // A vector that does not exist, or no entries, is the loop's business: read as it goes.
+  CHECK(ParseNetlinkReceiveMany(Call(SYS_recvmmsg, {3, kKernelAddress, 0, 0, 0, 0}), m));
+
+  // Entries are struct mmsghdr: the msghdr, then msg_len.
+  CHECK(many->Entry(1) == vector + sizeof(mmsghdr));
+  CHECK(many->LengthOf(1) == vector + sizeof(mmsghdr) + sizeof(msghdr));
+  const uint64_t buf = m.At(2048);
+  mmsghdr entries[2] = {};
+  iovec iov{reinterpret_cast<void*>(buf), 64};
+  entries[0].msg_hdr.msg_iov = reinterpret_cast<iovec*>(m.Put(64, iov));
+  entries[0].msg_hdr.msg_iovlen = 1;
+  entries[1] = entries[0];
+  entries[1].msg_hdr.msg_iovlen = 1025;  // EMSGSIZE when the kernel reaches it
+  m.Put(1024, entries);
+  auto first = ParseNetlinkMsghdr(m, many->Entry(0), MSG_PEEK);
+  REQUIRE(first);
+  CHECK(first->msghdr == many->Entry(0));
+  CHECK(first->flags == MSG_PEEK);
+  CHECK(first->iov.at(0).iov_len == 64);
+  CHECK_FALSE(ParseNetlinkMsghdr(m, many->Entry(1), 0));
+  CHECK_FALSE(ParseNetlinkMsghdr(m, many->Entry(0), MSG_OOB));
 }
 
 TEST_CASE("a delivered datagram is truncated, addressed and flagged as the kernel does",
