@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -156,6 +157,18 @@ Result<Launched> LaunchTraced(const std::string& program, const std::vector<std:
     return Fail(e, "cannot trace the child (PTRACE_SEIZE: {}); is ptrace restricted "
                    "(kernel.yama.ptrace_scope >= 2, a container seccomp profile)?",
                 std::strerror(e));
+  }
+  // The program runs as this process's user, so the kernel's ptrace access check lets it
+  // attach this process (where Yama's ptrace_scope is 0), write its memory (process_vm_writev,
+  // /proc/<pid>/mem) and take its descriptors (pidfd_getfd, /proc/<pid>/fd): the policy with
+  // them. A process that is not dumpable fails that check for any caller without
+  // CAP_SYS_PTRACE (__ptrace_may_access()). Not before the fork: the child's copy would be
+  // undumpable too, and could not be seized.
+  if (prctl(PR_SET_DUMPABLE, 0) != 0) {
+    const int e = errno;
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+    return Fail(e, "prctl(PR_SET_DUMPABLE, 0): {}", std::strerror(e));
   }
   char byte = 'g';
   if (write(go_write.get(), &byte, 1) != 1) {

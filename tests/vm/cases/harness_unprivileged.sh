@@ -1,6 +1,8 @@
 #!/bin/bash
 # The harness as an unprivileged user (nobody): no capability is needed to trace one's own
-# children and install the filter.
+# children and install the filter. And the program, which runs as the same user, cannot reach
+# the harness itself (attach it, read its memory, take its descriptors), even where Yama would
+# let it (ptrace_scope 0, set for the check): the harness is not dumpable.
 set -euo pipefail
 source "$(dirname "$0")/../guest/testbed.sh"
 source "$(dirname "$0")/harness_lib.sh"
@@ -15,4 +17,26 @@ rxp_pair tcp:18515 \
   nobody_run ibv_rc_pingpong -d "$RXP_NODE1_DEV" -g "$RXP_NODE1_GID" -n 50 -- \
   nobody_run ibv_rc_pingpong -d "$RXP_NODE0_DEV" -g "$RXP_NODE0_GID" -n 50 "$RXP_NODE1_IP"
 rxp_expect "$RXP_CLIENT_OUT" "50 iters in" "the client's iteration summary"
-echo "unprivileged: ibv_devinfo identical, rc_pingpong passed"
+
+testee=$RXP_BUILD/tools/harness/rxp_harness_testee
+scope_file=/proc/sys/kernel/yama/ptrace_scope
+scope=$(cat "$scope_file" 2>/dev/null || true)
+if [[ -n $scope ]]; then
+  trap 'echo "$scope" > "$scope_file"' EXIT
+  echo 0 > "$scope_file"
+fi
+# Natively the probe reaches its parent, a shell of the same user (so a check that cannot
+# reach anything fails here); under the harness, none of the routes may. A harness its program
+# could attach would hang (each would wait for the other's ptrace-stops): killed after 60 s.
+parent_native=$(as_nobody bash -c "$testee reach-tracer; true")
+under_harness=$(timeout -s KILL 60 setpriv --reuid=65534 --regid=65534 --clear-groups \
+                  --inh-caps=-all "$RXP_RDMAPROXY" run -- "$testee" reach-tracer || true)
+echo "natively, toward the parent shell:"; echo "$parent_native"
+echo "under the harness, toward the harness:"; echo "$under_harness"
+if ! grep -q '^ptrace_seize ok' <<<"$parent_native" || ! grep -q '^process_vm_readv ok' <<<"$parent_native"; then
+  echo "FAIL: the probe does not reach a same-user parent natively"; exit 1
+fi
+if [[ $(grep -c ' errno E' <<<"$under_harness") != 5 ]]; then
+  echo "FAIL: the program reaches the harness by a route above"; exit 1
+fi
+echo "unprivileged: ibv_devinfo identical, rc_pingpong passed, the harness unreachable by its program (5 routes)"

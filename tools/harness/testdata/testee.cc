@@ -10,7 +10,7 @@
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
 //   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
 //   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS |
-//   open-window PATH N HELPERS threads|processes | freeze-overlap PATH N
+//   open-window PATH N HELPERS threads|processes | freeze-overlap PATH N | reach-tracer
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
@@ -26,6 +26,7 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -314,6 +315,47 @@ int Stat(const char* path, bool follow) {
 
 int Access(const char* path) {
   Print("access", Ret(access(path, F_OK)));
+  return 0;
+}
+
+// The routes by which a program could take over the harness that traces it (its parent) with
+// the rights of their common user: attach it, read or write its memory, take or reopen its
+// descriptors. One line each: "NAME ok" (reached) or "NAME errno E". Exit status 0.
+int ReachTracer() {
+  const pid_t tracer = getppid();
+  auto report = [](const char* name, bool ok) {
+    std::printf("%s %s\n", name, ok ? "ok" : (std::string("errno ") + strerrorname_np(errno)).c_str());
+  };
+  // Attached in a child that exits at once: a tracer's exit detaches its tracees
+  // (exit_ptrace()), where a detach would need the parent in a ptrace-stop, and a parent left
+  // attached stops at its next signal and waits for its new tracer for ever.
+  std::fflush(stdout);
+  const pid_t child = fork();
+  if (child == 0) {
+    const bool attached = ptrace(PTRACE_SEIZE, tracer, nullptr, nullptr) == 0;
+    report("ptrace_seize", attached);
+    std::fflush(stdout);
+    _exit(0);
+  }
+  if (child > 0) waitpid(child, nullptr, 0);
+  char byte = 0;
+  iovec local{&byte, 1};
+  // Any address: the access check comes first (process_vm_rw_core()), so EFAULT means reached.
+  iovec remote{reinterpret_cast<void*>(uintptr_t{0x10000}), 1};
+  report("process_vm_readv", process_vm_readv(tracer, &local, 1, &remote, 1, 0) >= 0 ||
+                                 errno == EFAULT);
+  const std::string proc = "/proc/" + std::to_string(tracer);
+  const int mem = open((proc + "/mem").c_str(), O_RDONLY | O_CLOEXEC);
+  report("proc_mem", mem >= 0);
+  if (mem >= 0) close(mem);
+  DIR* fds = opendir((proc + "/fd").c_str());
+  report("proc_fd", fds != nullptr);
+  if (fds != nullptr) closedir(fds);
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, tracer, 0));
+  const int taken = pidfd < 0 ? -1 : static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, 0, 0));
+  report("pidfd_getfd", taken >= 0);
+  if (taken >= 0) close(taken);
+  if (pidfd >= 0) close(pidfd);
   return 0;
 }
 
@@ -1584,6 +1626,7 @@ int main(int argc, char** argv) {
   if (cmd == "lstat") return Stat(a, false);
   if (cmd == "access") return Access(a);
   if (cmd == "readlink") return ReadLink(a);
+  if (cmd == "reach-tracer") return ReachTracer();
   if (cmd == "openat") return OpenAt(a, b);
   if (cmd == "chdir-open") return ChdirOpen(a, b);
   if (cmd == "chdir-cwd") return ChdirCwd(a, b);
