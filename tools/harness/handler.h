@@ -143,9 +143,10 @@ class TraceeAccess {
   // releases the mm, or an exiting task past exit_mm. So what the handler writes here after
   // this call is exactly what the kernel reads, and what it reads back at exit is exactly what
   // the kernel wrote. They resume afterwards as they would have; a syscall one of them slept in
-  // is restarted (a few, such as epoll_wait, return EINTR instead: docs/harness.md). Writes by
-  // other processes (process_vm_writev, /proc/<pid>/mem) are not covered, nor DMA through an
-  // implicit ODP MR; no other pinned range may overlap the region (ScratchRegion):
+  // is restarted (a few, such as epoll_wait, return EINTR instead: docs/harness.md). Other
+  // processes of the program cannot write it either (process_vm_writev: tracer_process_vm.cc;
+  // /proc/<pid>/mem is not opened for writing); untraced ones, and DMA through an implicit ODP
+  // MR, are not covered; no other pinned range may overlap the region (ScratchRegion):
   // docs/threat-model.md.
   //
   // Cost: none when the caller is alone in its address space; otherwise a PTRACE_INTERRUPT

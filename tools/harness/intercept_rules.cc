@@ -95,7 +95,7 @@ const char* InterceptName(Intercept tag) {
       "fcntl-dup", "close", "close-range", "unshare", "path", "send-fds",
       "netlink-socket", "aio-submit", "nofile-limit", "seccomp-filter", "untraced-clone",
       "remap-file-pages", "scratch-guard", "getcwd", "strict-mode", "nofile-query",
-      "credentials",
+      "credentials", "process-vm-write",
   };
   const auto i = static_cast<size_t>(tag);
   return i < std::size(kNames) ? kNames[i] : "?";
@@ -151,6 +151,9 @@ std::vector<FilterRule> BuildBaseRules(const FdRange& r, NetlinkRdmaMode netlink
     // The kernel names the cwd by where it really is: after a chdir into a redirected
     // directory, that is the host path the harness rewrote it to (tracer_path.cc, OnGetcwd).
     {SYS_getcwd,         {},                                                     Trace(Intercept::kGetcwd)},
+    // Another process's scratch region, written while that process's ioctl runs from it
+    // (tracer_process_vm.cc): any traced process may be the writer.
+    {SYS_process_vm_writev, {},                                                  Trace(Intercept::kProcessVmWrite)},
   };
   // clang-format on
   for (const PathSyscall& row : kPathSyscalls) {

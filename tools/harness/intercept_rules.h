@@ -79,6 +79,7 @@ enum class Intercept : uint16_t {
   kNofileQuery,    // getrlimit/prlimit64 reading RLIMIT_NOFILE, where the hard limit was kept
   kCredentials,    // a call of credential_calls.h (set*id, setgroups, capset, setns, prctl and
                    // keyctl operations) of a process that holds proxied fds (tracer_credentials.cc)
+  kProcessVmWrite,  // process_vm_writev: none into a scratch region (tracer_process_vm.cc)
   kCount,
 };
 const char* InterceptName(Intercept tag);

@@ -497,6 +497,7 @@ void Tracer::OnSeccompStop(Task& task) {
     {Intercept::kScratchGuard, &Tracer::OnScratchGuard},
     {Intercept::kGetcwd,       &Tracer::OnGetcwd},
     {Intercept::kCredentials,  &Tracer::OnCredentials},
+    {Intercept::kProcessVmWrite, &Tracer::OnProcessVmWrite},
   };
   // clang-format on
   const Stop stop{task, info->nr, info->args, tag};

@@ -379,6 +379,9 @@ class Tracer {
   Verdict OnUntracedClone(const Stop& stop);
   Verdict OnRemapFilePages(const Stop& stop);
   Verdict OnScratchGuard(const Stop& stop);
+  // process_vm_writev: no write into any traced address space's scratch region
+  // (tracer_process_vm.cc).
+  Verdict OnProcessVmWrite(const Stop& stop);
   Verdict FromEntryDecision(const Stop& stop, std::shared_ptr<OpenFile> file,
                             const SyscallView& view, EntryDecision decision, Access& access);
   Result<int> MoveIntoRange(ExitStop& stop, int fd, bool cloexec, bool quiet = false);

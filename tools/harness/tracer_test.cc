@@ -691,6 +691,24 @@ TEST_CASE("the scratch region stays read-only: sealed or guarded, and /proc/<pid
   }
 }
 
+TEST_CASE("no traced process writes a scratch region with process_vm_writev", "[tracer]") {
+  // The writable half holds the engine's validated copy of an ioctl while the kernel runs it;
+  // the freeze holds the caller's address space only, so another process's write is refused
+  // (EFAULT, as for unmapped memory natively), and a write that reaches it ends before it.
+  Fixture f;
+  TesteeRun run = RunTestee({"process-vm-write"}, f.options);
+  INFO(run.out << run.errors);
+  REQUIRE(run["found"] == "1");
+  CHECK(run["plain"] == "8");
+  CHECK(run["writable-half"] == "-EFAULT");
+  CHECK(run["partial"] == "8");
+  CHECK(run["self"] == "-EFAULT");
+  CHECK(run["child-saw-write"] == "1");
+  CHECK(run.errors.find("process_vm_writev to pid") != std::string::npos);
+  CHECK(run.errors.find("reaches the harness's scratch region") != std::string::npos);
+  CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kProcessVmWrite)] == 4);
+}
+
 TEST_CASE("a program whose own seccomp filter refuses mseal runs: its region goes at the window, guarded", "[tracer]") {
   Fixture f;
   // An allow-list written before mseal(2) existed answers it with death, SIGSYS or an errno.

@@ -10,7 +10,8 @@
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
 //   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
 //   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS |
-//   open-window PATH N HELPERS threads|processes | freeze-overlap PATH N | reach-tracer
+//   open-window PATH N HELPERS threads|processes | freeze-overlap PATH N | reach-tracer |
+//   process-vm-write
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/aio_abi.h>
@@ -665,6 +666,41 @@ int RemapFilePages(const char* path) {
 // What a program can do to the scratch region, and to /proc/<pid>/mem, which writes read-only
 // memory: every way in is refused under the harness. DIR gets a symlink to /proc/self/mem.
 // DEVICE (optional): a proxied file, mapped MAP_FIXED over the region.
+// process_vm_writev into a fork child (which has the same scratch region, at the same address)
+// and into this process: ordinary memory is written; the region's writable half is not (EFAULT),
+// and a write whose second range reaches it ends before it (the first range's bytes).
+uint64_t g_vm_target = 0;
+int ProcessVmWrite() {
+  int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);  // a path lookup: the region is mapped
+  if (probe >= 0) close(probe);
+  const uint64_t region = FindScratchRegion();
+  Print("found", region != 0);
+  if (region == 0) return 0;
+  int go[2];
+  if (pipe2(go, O_CLOEXEC) != 0) return 1;
+  const pid_t child = fork();
+  if (child == 0) {
+    char byte;
+    close(go[1]);
+    const bool ok = read(go[0], &byte, 1) == 0 && g_vm_target == 0x5a5a5a5a5a5a5a5a;
+    _exit(ok ? 0 : 1);
+  }
+  close(go[0]);
+  uint64_t value = 0x5a5a5a5a5a5a5a5a;
+  iovec local{&value, sizeof(value)};
+  iovec plain{&g_vm_target, sizeof(value)};
+  iovec writable{reinterpret_cast<void*>(region + kScratchHalf), sizeof(value)};
+  iovec both[2] = {plain, writable};
+  iovec local_twice[2] = {local, local};
+  Print("plain", Ret(process_vm_writev(child, &local, 1, &plain, 1, 0)));
+  Print("writable-half", Ret(process_vm_writev(child, &local, 1, &writable, 1, 0)));
+  Print("partial", Ret(process_vm_writev(child, local_twice, 2, both, 2, 0)));
+  Print("self", Ret(process_vm_writev(getpid(), &local, 1, &writable, 1, 0)));
+  close(go[1]);
+  Print("child-saw-write", WaitChild(child) == 0);
+  return 0;
+}
+
 int ScratchGuard(const char* dir, const char* device) {
   // A path lookup first, so the harness has mapped the region.
   int probe = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1627,6 +1663,7 @@ int main(int argc, char** argv) {
   if (cmd == "access") return Access(a);
   if (cmd == "readlink") return ReadLink(a);
   if (cmd == "reach-tracer") return ReachTracer();
+  if (cmd == "process-vm-write") return ProcessVmWrite();
   if (cmd == "openat") return OpenAt(a, b);
   if (cmd == "chdir-open") return ChdirOpen(a, b);
   if (cmd == "chdir-cwd") return ChdirCwd(a, b);
