@@ -325,8 +325,10 @@ void Tracer::OnNewTask(Task& parent, int event) {
   if (early != nullptr) {
     early->creator_event_due = false;  // the event has come
     // Adopted as a thread of its process, it took the credentials of whichever thread was at
-    // hand: now its creator is known.
-    if ((CloneFlags(parent, event) & CLONE_THREAD) != 0) early->credentials = parent.credentials;
+    // hand: now its creator is known -- unless it has committed new ones since (it ran a
+    // setuid before this event was seen), which are its own.
+    if ((CloneFlags(parent, event) & CLONE_THREAD) != 0 && !early->credentials_committed)
+      early->credentials = parent.credentials;
   }
   // Nothing to create when the child was adopted already (its first stop came first), died
   // already, or (tests) children are to be adopted from what /proc and kcmp say.
@@ -420,6 +422,7 @@ void Tracer::OnExec(pid_t tid) {
   task->exiting = false;
   task->vfork_child = 0;
   task->credentials = NewCredentials();  // prepare_exec_creds()
+  task->credentials_committed = true;
   // A vfork parent of this task (or of its former tid) is out of its wait: exec_mm_release.
   const pid_t former_tid = former.ok() ? static_cast<pid_t>(*former) : tid;
   for (auto& [other_tid, other] : tasks_)

@@ -214,6 +214,9 @@ class Tracer {
     // does not track it again (a task that never reports a stop, which every freeze of its mm
     // would wait for, and whose tid, once reused, would be taken for it).
     bool creator_event_due = false;
+    // It committed credentials of its own (a credential call, exec) since it was created: its
+    // creator's event, should it come later, must not put the creator's back (OnNewTask).
+    bool credentials_committed = false;
     // The stop being decided ended while a freeze was being set up (the thread died, or another
     // thread's exec took over its tid): its verdict must not be applied.
     bool stop_lost = false;
