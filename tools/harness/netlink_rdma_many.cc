@@ -22,14 +22,14 @@
 #include <ctime>
 #include <utility>
 
+#include "tools/harness/kernel_io_limits.h"
 #include "tools/harness/netlink_receive.h"
 
 namespace rxp::harness {
 namespace {
 
-// Entries the harness fills in one call at most (UIO_MAXIOV); the kernel takes the rest. Only a
+// The harness fills at most kUioMaxIov entries in one call; the kernel takes the rest. Only a
 // MSG_PEEK can fill more than there are placeholders: it reads the same datagram each time.
-constexpr uint32_t kMaxEntries = 1024;
 
 // The kernel's internal restart codes (ERESTARTSYS and up) of a receive a signal interrupted:
 // not kept for the next receive, whose program would see them as errno 512.
@@ -68,7 +68,7 @@ EntryDecision NetlinkRdmaHandler::ReceiveMany(const SyscallView& call, TraceeAcc
   uint32_t taken = 0;
   long error = 0;  // what ended the harness's part of the loop, if an error did
   bool expired = false;
-  while (taken < many->count && taken < kMaxEntries && !queued_.empty()) {
+  while (taken < many->count && taken < kUioMaxIov && !queued_.empty()) {
     auto head = PlaceholderAtHead();
     if (!head.ok()) {
       error = -static_cast<long>(head.error().errnum);

@@ -7,18 +7,15 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <climits>
 #include <cstddef>
 #include <fstream>
 #include <string>
 
+#include "tools/harness/kernel_io_limits.h"
+
 namespace rxp::harness {
 namespace {
 
-// The most one read moves (include/linux/fs.h MAX_RW_COUNT) and the most iovecs one call takes
-// (UIO_MAXIOV).
-constexpr uint64_t kMaxRwCount = INT_MAX & ~uint64_t{4095};
-constexpr uint64_t kMaxIovecs = 1024;
 // include/linux/socket.h: the kernel's own flag for a 32-bit caller's recvmsg, not in libc's
 // headers; a 64-bit caller that passes it gets EINVAL (__sys_recvmsg()).
 constexpr int kMsgCmsgCompat = static_cast<int>(0x80000000u);
@@ -78,7 +75,7 @@ std::optional<NetlinkReceive> ParseNetlinkMsghdr(TraceeMemory& memory, uint64_t 
   msghdr m{};
   if (!memory.Read(at, std::as_writable_bytes(std::span(&m, 1))).ok()) return std::nullopt;
   if (m.msg_name != nullptr && static_cast<int>(m.msg_namelen) < 0) return std::nullopt;
-  if (m.msg_iovlen > kMaxIovecs) return std::nullopt;
+  if (m.msg_iovlen > kUioMaxIov) return std::nullopt;
   auto iov = ImportIovecs(memory, reinterpret_cast<uint64_t>(m.msg_iov), m.msg_iovlen);
   if (!iov) return std::nullopt;
   r.iov = std::move(*iov);
@@ -99,7 +96,7 @@ std::optional<NetlinkReceive> ParseNetlinkReceive(const SyscallView& call, Trace
       return r;
     }
     case SYS_readv: {
-      if (call.args[2] > kMaxIovecs) return std::nullopt;
+      if (call.args[2] > kUioMaxIov) return std::nullopt;
       auto iov = ImportIovecs(memory, call.args[1], call.args[2]);
       // vfs_readv(): no bytes asked for returns 0 before the file is read.
       if (!iov || Total(*iov) == 0) return std::nullopt;

@@ -5,11 +5,12 @@
 #include <sys/syscall.h>
 
 #include <array>
-#include <climits>
 #include <cstring>
 #include <vector>
 
 #include <catch2/catch.hpp>
+
+#include "tools/harness/kernel_io_limits.h"
 
 namespace rxp::harness {
 namespace {
@@ -54,7 +55,6 @@ SyscallView Call(long nr, std::array<uint64_t, 6> args) {
 }
 
 constexpr uint64_t kKernelAddress = 0xffff888000000000;  // the kernel's half
-constexpr uint64_t kMaxRwCount = INT_MAX & ~uint64_t{4095};
 constexpr uint64_t kMsgCmsgCompat = 0x80000000u;  // the kernel's, not in libc's headers
 
 TEST_CASE("receives the kernel answers before its queue are left to it", "[netlink_receive]") {

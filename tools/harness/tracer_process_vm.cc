@@ -1,3 +1,4 @@
+#include "tools/harness/kernel_io_limits.h"
 // process_vm_writev from a traced process: no write into a scratch region.
 //
 // process_vm_writev(pid, local_iov, liovcnt, remote_iov, riovcnt, flags) writes another
@@ -22,15 +23,15 @@
 #include <utility>
 #include <vector>
 
+#include "tools/harness/kernel_io_limits.h"
 #include "tools/harness/tracer.h"
 #include "tools/harness/tracer_internal.h"
 
 namespace rxp::harness {
 namespace {
 
-// UIO_MAXIOV: more remote iovecs are the kernel's EINVAL, before it reads any.
-constexpr uint64_t kMaxIovecs = 1024;
-static_assert(kMaxIovecs * sizeof(iovec) <= kScratchSlotSize);
+// More remote iovecs are the kernel's EINVAL, before it reads any; the checked copy fits a slot.
+static_assert(kUioMaxIov * sizeof(iovec) <= kScratchSlotSize);
 
 }  // namespace
 
@@ -39,7 +40,7 @@ Tracer::Verdict Tracer::OnProcessVmWrite(const Stop& stop) {
   const uint64_t remote_at = stop.args[3];
   const uint64_t count = stop.args[4];
   // The kernel's own EINVALs come before it reads the iovecs (process_vm_rw()).
-  if (stop.args[5] != 0 || count > kMaxIovecs || stop.args[2] > kMaxIovecs || count == 0)
+  if (stop.args[5] != 0 || count > kUioMaxIov || stop.args[2] > kUioMaxIov || count == 0)
     return Verdict::Continue();
   std::set<std::pair<uint64_t, uint64_t>> regions;  // [start, end) of every traced region
   for (const auto& [tid, other] : tasks_)
