@@ -208,6 +208,7 @@ Result<HarnessRun> RunHarness(const HarnessOptions& options) {
   tracer_options.host_fs = options.host_fs;
   tracer_options.log = options.log;
   tracer_options.trust_clone_events = options.trust_clone_events;
+  tracer_options.hold_creator_events = options.hold_creator_events;
   tracer_options.freeze_timeout = options.freeze_timeout;
   tracer_options.freeze_address_space = options.freeze_address_space;
   tracer_options.stop_poll = options.stop_poll;

@@ -85,6 +85,7 @@ struct HarnessOptions {
   SignalForwarding* signals = nullptr;
   bool forward_signals = true;
   bool trust_clone_events = true;  // TracerOptions::trust_clone_events (tests)
+  bool hold_creator_events = false;  // TracerOptions::hold_creator_events (tests)
   std::chrono::milliseconds freeze_timeout{5000};  // TracerOptions::freeze_timeout
   bool freeze_address_space = true;                 // TracerOptions::freeze_address_space
   std::chrono::microseconds stop_poll{0};           // TracerOptions::stop_poll

@@ -153,6 +153,7 @@ void Tracer::HandleStatus(pid_t tid, int status) {
     case PTRACE_EVENT_FORK:
     case PTRACE_EVENT_VFORK:
     case PTRACE_EVENT_CLONE:
+      if (options_.hold_creator_events && HoldCreatorEvent(*task, status)) return;
       OnNewTask(*task, event);
       return;
     case PTRACE_EVENT_STOP:
@@ -170,6 +171,7 @@ void Tracer::HandleStatus(pid_t tid, int status) {
       return;
     case PTRACE_EVENT_EXIT:
       task->exiting = true;
+      if (!held_events_.empty()) ReleaseCreatorEvent(tid);
       // The first program's last thread is on its way out: from now on a signal sent to its
       // pid is lost (the process is dying, then a zombie until reaped), so signals go to what
       // is left of the tree at once. Its thread's clone events were all handled before
@@ -233,6 +235,15 @@ void Tracer::OnTaskGone(pid_t tid, int status) {
     main_status_ = status;
     if (options_.live != nullptr) options_.live->Remove(tid);
     TellFirstGone();
+  }
+  if (!held_events_.empty()) {
+    // Killed in its held event stop: that status, queued again or not, is stale.
+    if (auto held = held_events_.find(tid); held != held_events_.end()) {
+      if (held->second.released)
+        std::erase(queued_, std::pair<pid_t, int>{tid, held->second.status});
+      held_events_.erase(held);
+    }
+    ReleaseCreatorEvent(tid);
   }
   auto it = tasks_.find(tid);
   if (it == tasks_.end()) {
@@ -349,6 +360,31 @@ void Tracer::OnNewTask(Task& parent, int event) {
   Resume(parent, ResumeHow::kCont, 0);
 }
 
+bool Tracer::HoldCreatorEvent(const Task& creator, int status) {
+  if (auto held = held_events_.find(creator.tid); held != held_events_.end()) {
+    held_events_.erase(held);  // released: handled now
+    return false;
+  }
+  auto msg = GetEventMsg(creator.tid);
+  if (!msg.ok()) return false;
+  held_events_.emplace(creator.tid, HeldEvent{static_cast<pid_t>(*msg), status});
+  return true;
+}
+
+void Tracer::ReleaseCreatorEvent(pid_t child) {
+  for (auto& [creator, held] : held_events_) {
+    if (held.child != child || held.released) continue;
+    held.released = true;
+    queued_.emplace_back(creator, held.status);
+  }
+}
+
+void Tracer::CommitCredentials(Task& task) {
+  task.credentials = NewCredentials();
+  task.credentials_committed = true;
+  if (!held_events_.empty()) ReleaseCreatorEvent(task.tid);
+}
+
 // A new task stopped before its creator's fork/clone event was seen. Waiting for that event is
 // not safe: a creator being killed never reports it (ptrace_stop does not stop with a fatal
 // signal pending), and the child would stay in its attach stop for ever. So it is adopted at
@@ -421,8 +457,9 @@ void Tracer::OnExec(pid_t tid) {
   task->pending.reset();
   task->exiting = false;
   task->vfork_child = 0;
-  task->credentials = NewCredentials();  // prepare_exec_creds()
-  task->credentials_committed = true;
+  CommitCredentials(*task);  // prepare_exec_creds()
+  // A held creator's event names the former tid (tests: hold_creator_events).
+  if (!held_events_.empty() && former.ok()) ReleaseCreatorEvent(static_cast<pid_t>(*former));
   // A vfork parent of this task (or of its former tid) is out of its wait: exec_mm_release.
   const pid_t former_tid = former.ok() ? static_cast<pid_t>(*former) : tid;
   for (auto& [other_tid, other] : tasks_)

@@ -87,8 +87,7 @@ Tracer::ExitFn Tracer::WatchCredentials(const Stop& stop, ExitFn then) {
     const bool noop_commits =
         rule == CredentialCommit::kIfChangedOrNoOpCommits && !changed && result >= 0 && NoOpSetresCommits();
     if (!CommittedCredentials(rule, result, changed, noop_commits)) return final_result;
-    task.credentials = NewCredentials();
-    task.credentials_committed = true;
+    CommitCredentials(task);
     options_.log->Trace("[pid {}] {} gave the thread new credentials{}: its writes to files "
                         "opened before are refused, as the kernel refuses them",
                         task.tid, SyscallName(nr), changed ? "" : " (no value changed)");

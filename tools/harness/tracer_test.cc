@@ -1282,6 +1282,27 @@ TEST_CASE("each thread's calls carry its credentials as the kernel's struct cred
   CHECK(by_step[6] != by_step[3]);
 }
 
+TEST_CASE("a thread's own new credentials outlive its creator's late clone event", "[tracer]") {
+  // The thread's stops, its setuid included, come before its creator's clone event (held back
+  // until the commit): the event, when handled, must not give it its creator's credentials.
+  Fixture f;
+  f.options.hold_creator_events = true;
+  TesteeRun run = RunTestee({"thread-credentials-early", "/dev/infiniband/uverbs0"}, f.options);
+  INFO(run.out << run.errors);
+  REQUIRE(InRange(run["fd"]));
+  CHECK(run.stats.early_children == 1);  // adopted at its own first stop
+  REQUIRE(f.factory.record.opens.size() == 1);
+  std::map<uint64_t, uint64_t> by_step;  // write length -> the writer's credentials
+  for (const SyscallView& e : f.factory.record.entries)
+    if (e.nr == SYS_write) by_step[e.args[2]] = e.credentials;
+  REQUIRE(by_step.size() == 4);
+  const uint64_t opener = f.factory.record.opens[0].credentials;
+  CHECK(by_step[1] == opener);
+  CHECK(by_step[2] == opener);
+  CHECK(by_step[3] != opener);  // kept after the creator's event
+  CHECK(by_step[4] == opener);
+}
+
 TEST_CASE("fork shares the open file and exec keeps only non-cloexec fds", "[tracer]") {
   Fixture f;
   TesteeRun forked = RunTestee({"fork-device", "/dev/infiniband/uverbs0"}, f.options);

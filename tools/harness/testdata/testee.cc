@@ -6,7 +6,7 @@
 //   readlink PATH | openat DIR NAME | chdir-open DIR NAME | list DIR | netlink |
 //   syscall-loop N | wait-signal READY_FILE | exit-leaves-child HARNESS_PID MIB | stop-cont | scm-rights PATH [ALIAS] |
 //   proc-reopen PATH |
-//   close-range PATH | credentials PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
+//   close-range PATH | credentials PATH | thread-credentials-early PATH | fork-device PATH | exec-keep PATH | ioctl-verbs FD | io-uring |
 //   read-proxied PATH N | write-proxied PATH TEXT N | range-fd-loop N [PATH] | threads-device PATH N | clone-files-late PATH |
 //   freeze-spin PATH N HELPERS | freeze-fionbio PATH N HELPERS | freeze-stress PATH ROUNDS PIDFILE | freeze-vfork PATH N |
 //   freeze-leader-exit PATH N | freeze-exec PATH | freeze-child-race PATH N HELPERS |
@@ -834,6 +834,25 @@ int ThreadCredentials(const char* path) {
     _exit(0);
   }
   Print("child", WaitChild(pid));
+  return 0;
+}
+
+// A thread that commits new credentials and writes again: run where its first stops come
+// before its creator's clone event (HarnessOptions::hold_creator_events), which must not give
+// it its creator's credentials back.
+int ThreadCredentialsEarly(const char* path) {
+  int fd = open(path, O_RDWR | O_CLOEXEC);
+  Print("fd", Ret(fd));
+  char buf[8] = {};
+  auto step = [&](size_t n) { (void)!write(fd, buf, n); };
+  step(1);  // the opener
+  std::thread changed([&] {
+    step(2);                        // the opener's credentials (copy_creds)
+    syscall(SYS_setuid, getuid());  // new credentials for this thread only
+    step(3);                        // its own, also once its creator's event has been seen
+  });
+  changed.join();
+  step(4);  // the opener's thread, unchanged
   return 0;
 }
 
@@ -1687,6 +1706,7 @@ int main(int argc, char** argv) {
   if (cmd == "fork-device") return ForkDevice(a);
   if (cmd == "credentials") return Credentials(a);
   if (cmd == "thread-credentials") return ThreadCredentials(a);
+  if (cmd == "thread-credentials-early") return ThreadCredentialsEarly(a);
   if (cmd == "exec-keep") return ExecKeep(a);
   if (cmd == "read-fd") return ReadFd(std::atoi(a));
   if (cmd == "ioctl-verbs") return IoctlVerbs(std::atoi(a));
