@@ -171,7 +171,6 @@ void Tracer::HandleStatus(pid_t tid, int status) {
       return;
     case PTRACE_EVENT_EXIT:
       task->exiting = true;
-      if (!held_events_.empty()) ReleaseCreatorEvent(tid);
       // The first program's last thread is on its way out: from now on a signal sent to its
       // pid is lost (the process is dying, then a zombie until reaped), so signals go to what
       // is left of the tree at once. Its thread's clone events were all handled before

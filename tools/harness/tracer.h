@@ -94,11 +94,11 @@ struct TracerOptions {
   // taken when that stop is reported before the event.
   bool trust_clone_events = true;
   // (tests) Hold each fork/vfork/clone event, its creator left in the event stop, until the new
-  // task has committed credentials of its own (a credential call, exec), reported its exit or
-  // gone: the order in which a new task's own stops come before its creator's event, which the
-  // kernel allows but seldom shows, made certain. A held creator is in no freeze's reckoning:
-  // only for programs whose calls freeze nothing and whose creators wait for nothing the new
-  // task does before that point.
+  // task has committed credentials of its own (a credential call, exec) or is gone: the orders
+  // in which a new task's own stops, or its death, come before its creator's event -- which the
+  // kernel allows and a freeze makes usual, but which no test could count on -- made certain.
+  // A held creator is in no freeze's reckoning, and the new task must not wait for it: only for
+  // programs whose calls freeze nothing.
   bool hold_creator_events = false;
   // How long a freeze waits for the other tasks of the caller's address space and fd table to
   // stop before it gives up (EAGAIN); only a task stuck in an uninterruptible wait takes long.

@@ -1227,6 +1227,27 @@ TEST_CASE("a child that dies before its creator's fork event is not tracked agai
   CHECK(probe.failed == 0);
 }
 
+TEST_CASE("a new task that execs or dies before its creator's event is tracked once", "[tracer]") {
+  // The orders the test above needs luck for, made certain: each fork/vfork/clone event is held
+  // until its child has exec'd or is gone (hold_creator_events).
+  Fixture f;
+  f.options.hold_creator_events = true;
+  TesteeRun forked = RunTestee({"fork-many", "12"}, f.options);
+  CHECK(forked["sum"] == std::to_string(11 * 12 / 2));
+  CHECK(forked.stats.early_children == 12);
+  CHECK(forked.stats.tasks_left_over == 0);  // no dead child tracked again
+  TesteeRun threads = RunTestee({"threads", "6"}, f.options);
+  CHECK(threads["threads"] == "6");
+  CHECK(threads.stats.early_children == 6);
+  CHECK(threads.stats.tasks_left_over == 0);
+  // A vfork child that exec'd before its creator's event (its exec releases the event): the
+  // parent is out of wait_for_vfork_done at once, and the child is tracked once.
+  TesteeRun vforked = RunTestee({"vfork-exec"}, f.options);
+  CHECK(vforked["child"] == "5");
+  CHECK(vforked.stats.early_children == 1);
+  CHECK(vforked.stats.tasks_left_over == 0);
+}
+
 TEST_CASE("a refused open closes the fd in the tracee", "[tracer]") {
   Fixture f;
   f.factory.refuse_open = Fail(EPERM, "policy refuses this device");
