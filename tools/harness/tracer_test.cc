@@ -1281,6 +1281,14 @@ TEST_CASE("new credentials after a proxied open are told to the factory, also fr
   CHECK(run.stats.by_intercept[static_cast<size_t>(Intercept::kUnshare)] == 1);
 }
 
+// The testee's StepWriter steps: write length -> the writer's credentials.
+std::map<uint64_t, uint64_t> CredentialsByStep(const RecordingFactory& factory) {
+  std::map<uint64_t, uint64_t> by_step;
+  for (const SyscallView& e : factory.record.entries)
+    if (e.nr == SYS_write) by_step[e.args[2]] = e.credentials;
+  return by_step;
+}
+
 TEST_CASE("each thread's calls carry its credentials as the kernel's struct cred tells them apart", "[tracer]") {
   Fixture f;
   TesteeRun run = RunTestee({"thread-credentials", "/dev/infiniband/uverbs0"}, f.options);
@@ -1288,9 +1296,7 @@ TEST_CASE("each thread's calls carry its credentials as the kernel's struct cred
   REQUIRE(InRange(run["fd"]));
   CHECK(run["child"] == "0");
   REQUIRE(f.factory.record.opens.size() == 1);
-  std::map<uint64_t, uint64_t> by_step;  // write length -> the writer's credentials
-  for (const SyscallView& e : f.factory.record.entries)
-    if (e.nr == SYS_write) by_step[e.args[2]] = e.credentials;
+  std::map<uint64_t, uint64_t> by_step = CredentialsByStep(f.factory);
   REQUIRE(by_step.size() == 6);
   const uint64_t opener = f.factory.record.opens[0].credentials;
   CHECK(opener != 0);
@@ -1313,9 +1319,7 @@ TEST_CASE("a thread's own new credentials outlive its creator's late clone event
   REQUIRE(InRange(run["fd"]));
   CHECK(run.stats.early_children == 1);  // adopted at its own first stop
   REQUIRE(f.factory.record.opens.size() == 1);
-  std::map<uint64_t, uint64_t> by_step;  // write length -> the writer's credentials
-  for (const SyscallView& e : f.factory.record.entries)
-    if (e.nr == SYS_write) by_step[e.args[2]] = e.credentials;
+  std::map<uint64_t, uint64_t> by_step = CredentialsByStep(f.factory);
   REQUIRE(by_step.size() == 4);
   const uint64_t opener = f.factory.record.opens[0].credentials;
   CHECK(by_step[1] == opener);

@@ -804,14 +804,21 @@ int Credentials(const char* path) {
   return 0;
 }
 
-// Writes on a proxied fd whose length names the step, from threads and processes whose
-// credentials differ as the kernel's struct cred pointers would (the recording factory keeps
-// each entry's SyscallView::credentials).
+// A proxied fd opened for writes whose length names the step (the recording factory keeps each
+// entry's SyscallView::credentials, so a test tells which credentials each step had).
+struct StepWriter {
+  explicit StepWriter(const char* path) : fd(open(path, O_RDWR | O_CLOEXEC)) { Print("fd", Ret(fd)); }
+  void operator()(size_t n) const {
+    char buf[8] = {};
+    (void)!write(fd, buf, n);
+  }
+  int fd;
+};
+
+// Steps from threads and processes whose credentials differ as the kernel's struct cred
+// pointers would.
 int ThreadCredentials(const char* path) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  Print("fd", Ret(fd));
-  char buf[8] = {};
-  auto step = [&](size_t n) { (void)!write(fd, buf, n); };
+  const StepWriter step(path);
   step(1);  // the opener
   std::thread changed([&] {
     step(2);  // a thread created after the open: the opener's credentials
@@ -841,10 +848,7 @@ int ThreadCredentials(const char* path) {
 // before its creator's clone event (HarnessOptions::hold_creator_events), which must not give
 // it its creator's credentials back.
 int ThreadCredentialsEarly(const char* path) {
-  int fd = open(path, O_RDWR | O_CLOEXEC);
-  Print("fd", Ret(fd));
-  char buf[8] = {};
-  auto step = [&](size_t n) { (void)!write(fd, buf, n); };
+  const StepWriter step(path);
   step(1);  // the opener
   std::thread changed([&] {
     step(2);                        // the opener's credentials (copy_creds)
