@@ -79,7 +79,7 @@ if ((quick)); then
   export SECONDS_PER_RUN=1 ITERATIONS=200
   write_bw_rounds=1 harness_args=(--reps 1 --scale 0.05) sentry_calls=500
 else
-  write_bw_rounds=3 harness_args=(--reps 5) sentry_calls=8000
+  write_bw_rounds=5 harness_args=(--reps 5) sentry_calls=8000
 fi
 
 # run_bench NAME SUMMARY_REGEX CMD...: runs one benchmark with its output shown as it comes,

@@ -59,7 +59,8 @@ while (($#)); do
 done
 
 all_cases=(devices devinfo ibstat rc_pingpong rc_pingpong_events rc_pingpong_new_send uc_pingpong ud_pingpong srq_pingpong
-           xsrq_pingpong write_bw write_bw_cm write_bw_qps read_bw send_bw send_bw_events atomic_bw write_lat send_lat
+           xsrq_pingpong write_bw write_bw_cm write_bw_qps read_bw send_bw send_bw_events atomic_bw
+           send_bw_ud write_bw_uc send_bw_xrc send_bw_srq write_bw_bidir send_bw_inline write_lat send_lat
            read_lat atomic_lat rping rping_ipv6 rping_netns ucmatose udaddy mckey rdma_client rstream riostream cmtime qperf ucx_perftest libfabric verbs_exercise
            verbs_processes hostile netlink rdma_core_tests)
 if ((list_only)); then printf '%s\n' "${all_cases[@]}"; exit 0; fi
@@ -478,6 +479,19 @@ run_pingpong() {  # run_pingpong PROG EXTRA TAG WRAP
     "${pre[@]}" "$prog" -d "$DEV1" -g "$GID1" -p "$p" -n 100 $extra ::: \
     "${pre[@]}" "$prog" -d "$DEV0" -g "$GID0" -p "$p" -n 100 $extra "$IP1"
 }
+# failed_alike NAME [SKIP_RE]: both runs failed (say XRC on a device without it); passes when
+# they failed the same way: the client's first two lines (less the harness's own and lines
+# matching SKIP_RE, which differ from run to run) and both sides' exit statuses.
+failed_alike() {
+  local name=$1 skip=${2:-'^rdmaproxy'} ne pe
+  ne=$(grep -hv "$skip" "$work/$name.native.client" | sed -n 1,2p)
+  pe=$(grep -hv "$skip" "$work/$name.proxied.client" | grep -v '^rdmaproxy' | sed -n 1,2p)
+  if [[ -n $ne && $ne == "$pe" && $(cat "$work/$name.native.status") == "$(cat "$work/$name.proxied.status")" ]]; then
+    pass "$name" "fails natively and under the proxy alike: $(head -n1 <<<"$ne")"
+  else
+    fail "$name" "both failed, differently"; show "$name.native"; show "$name.proxied"
+  fi
+}
 pingpong_case() {  # pingpong_case NAME PROG EXTRA
   local name=$1
   twice "$name" run_pingpong "$2" "$3"
@@ -493,15 +507,7 @@ pingpong_case() {  # pingpong_case NAME PROG EXTRA
   elif ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
     pass "$name" "native and proxied: $n"
   elif ((!native_ok && !proxied_ok)); then
-    # Both refused (say XRC on a device without it): the same failure, said the same way.
-    local ne pe
-    ne=$(grep -hv '^  local address\|^  remote address' "$work/$name.native.client" | sed -n 1,2p)
-    pe=$(grep -hv '^  local address\|^  remote address\|^rdmaproxy' "$work/$name.proxied.client" | sed -n 1,2p)
-    if [[ $ne == "$pe" && $(cat "$work/$name.native.status") == "$(cat "$work/$name.proxied.status")" ]]; then
-      pass "$name" "fails natively and under the proxy alike: $(head -n1 <<<"$ne")"
-    else
-      fail "$name" "both failed, differently"; show "$name.native"; show "$name.proxied"
-    fi
+    failed_alike "$name" '^  local address\|^  remote address'
   else
     fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok ($n / $p; $(statuses "$name"))"
     show "$name.native"; show "$name.proxied"
@@ -616,6 +622,30 @@ case_write_bw_qps() { bw_case write_bw_qps ib_write_bw 250 "-q 4"; }
 # blocking in ibv_get_cq_event on the channel fd, the server's receives reposted after each event.
 case_send_bw_events() { bw_case send_bw_events ib_send_bw 1000 -e; }
 case_atomic_bw() { bw_case atomic_bw ib_atomic_bw 2000; }
+# perftest's other transports and options, each a different set of objects and commands:
+# UD (-c UD: AHs from the exchanged GIDs, GRH-sized receive buffers, MTU-sized messages), UC,
+# XRC (-c XRC: an XRC domain keyed by a file of perftest's own, an XRC SRQ, XRC INI/TGT QPs),
+# a shared receive queue (--use-srq), both directions at once (-b), and small inline sends
+# posted 8 at a time with a completion every 4th (-I, -l, -Q).
+case_send_bw_ud() { bw_case send_bw_ud ib_send_bw 1000 "-c UD"; }
+case_write_bw_uc() { bw_case write_bw_uc ib_write_bw 1000 "-c UC"; }
+# A device without XRC (rxe) refuses the domain natively (EOPNOTSUPP, perftest's "Error opening
+# XRC domain"): then both runs, once each, must fail alike.
+case_send_bw_xrc() {
+  if ibv_devinfo -v -d "$DEV0" 2>/dev/null | grep -qx '[[:space:]]*XRC'; then
+    bw_case send_bw_xrc ib_send_bw 1000 "-c XRC"; return
+  fi
+  twice send_bw_xrc run_perftest ib_send_bw "-n 1000 -c XRC"
+  if ((native_ok || proxied_ok)); then
+    fail send_bw_xrc "$DEV0 has no XRC, yet native ok=$native_ok, proxied ok=$proxied_ok ($(statuses send_bw_xrc))"
+    show send_bw_xrc.native; show send_bw_xrc.proxied
+  else
+    failed_alike send_bw_xrc
+  fi
+}
+case_send_bw_srq() { bw_case send_bw_srq ib_send_bw 1000 --use-srq; }
+case_write_bw_bidir() { bw_case write_bw_bidir ib_write_bw 1000 -b; }
+case_send_bw_inline() { bw_case send_bw_inline ib_send_bw 4000 "-s 64 -I 64 -l 8 -Q 4"; }
 # lat_case NAME PROG ITERATIONS: a perftest latency test; passes when both runs report the same
 # message size and iteration count.
 lat_case() {
