@@ -479,13 +479,13 @@ run_pingpong() {  # run_pingpong PROG EXTRA TAG WRAP
     "${pre[@]}" "$prog" -d "$DEV1" -g "$GID1" -p "$p" -n 100 $extra ::: \
     "${pre[@]}" "$prog" -d "$DEV0" -g "$GID0" -p "$p" -n 100 $extra "$IP1"
 }
-# failed_alike NAME [SKIP_RE]: both runs failed (say XRC on a device without it); passes when
-# they failed the same way: the client's first two lines (less the harness's own and lines
-# matching SKIP_RE, which differ from run to run) and both sides' exit statuses.
+# failed_alike NAME SIDE [SKIP_RE]: both runs failed (say XRC on a device without it); passes
+# when they failed the same way: SIDE's (client or server) first two lines, less the harness's
+# own and lines matching SKIP_RE (which differ from run to run), and both sides' exit statuses.
 failed_alike() {
-  local name=$1 skip=${2:-'^rdmaproxy'} ne pe
-  ne=$(grep -hv "$skip" "$work/$name.native.client" | sed -n 1,2p)
-  pe=$(grep -hv "$skip" "$work/$name.proxied.client" | grep -v '^rdmaproxy' | sed -n 1,2p)
+  local name=$1 side=$2 skip=${3:-'^rdmaproxy'} ne pe
+  ne=$(grep -hv "$skip" "$work/$name.native.$side" 2>/dev/null | sed -n 1,2p)
+  pe=$(grep -hv "$skip" "$work/$name.proxied.$side" 2>/dev/null | grep -v '^rdmaproxy' | sed -n 1,2p)
   if [[ -n $ne && $ne == "$pe" && $(cat "$work/$name.native.status") == "$(cat "$work/$name.proxied.status")" ]]; then
     pass "$name" "fails natively and under the proxy alike: $(head -n1 <<<"$ne")"
   else
@@ -507,7 +507,7 @@ pingpong_case() {  # pingpong_case NAME PROG EXTRA
   elif ((native_ok && proxied_ok)) && [[ -n $n && $n == "$p" ]]; then
     pass "$name" "native and proxied: $n"
   elif ((!native_ok && !proxied_ok)); then
-    failed_alike "$name" '^  local address\|^  remote address'
+    failed_alike "$name" client '^  local address\|^  remote address'
   else
     fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok ($n / $p; $(statuses "$name"))"
     show "$name.native"; show "$name.proxied"
@@ -540,14 +540,7 @@ case_xsrq_pingpong() {
   if ((native_ok && proxied_ok)); then
     pass "$name" "native and proxied completed"
   elif ((!native_ok && !proxied_ok)); then
-    local ne pe
-    ne=$(head -n 1 "$work/$name.native.server")
-    pe=$(grep -v '^rdmaproxy' "$work/$name.proxied.server" | sed -n 1p)
-    if [[ $ne == "$pe" ]]; then
-      pass "$name" "fails natively and under the proxy alike: $ne"
-    else
-      fail "$name" "both failed, differently ('$ne' / '$pe')"
-    fi
+    failed_alike "$name" server
   else
     fail "$name" "native ok=$native_ok, proxied ok=$proxied_ok ($(statuses "$name"))"; show "$name.native"; show "$name.proxied"
   fi
@@ -640,7 +633,7 @@ case_send_bw_xrc() {
     fail send_bw_xrc "$DEV0 has no XRC, yet native ok=$native_ok, proxied ok=$proxied_ok ($(statuses send_bw_xrc))"
     show send_bw_xrc.native; show send_bw_xrc.proxied
   else
-    failed_alike send_bw_xrc
+    failed_alike send_bw_xrc server
   fi
 }
 case_send_bw_srq() { bw_case send_bw_srq ib_send_bw 1000 --use-srq; }
