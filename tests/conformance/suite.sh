@@ -483,9 +483,9 @@ run_pingpong() {  # run_pingpong PROG EXTRA TAG WRAP
 # when they failed the same way: SIDE's (client or server) first two lines, less the harness's
 # own and lines matching SKIP_RE (which differ from run to run), and both sides' exit statuses.
 failed_alike() {
-  local name=$1 side=$2 skip=${3:-'^rdmaproxy'} ne pe
+  local name=$1 side=$2 skip="^rdmaproxy${3:+\|$3}" ne pe
   ne=$(grep -hv "$skip" "$work/$name.native.$side" 2>/dev/null | sed -n 1,2p)
-  pe=$(grep -hv "$skip" "$work/$name.proxied.$side" 2>/dev/null | grep -v '^rdmaproxy' | sed -n 1,2p)
+  pe=$(grep -hv "$skip" "$work/$name.proxied.$side" 2>/dev/null | sed -n 1,2p)
   if [[ -n $ne && $ne == "$pe" && $(cat "$work/$name.native.status") == "$(cat "$work/$name.proxied.status")" ]]; then
     pass "$name" "fails natively and under the proxy alike: $(head -n1 <<<"$ne")"
   else

@@ -10,7 +10,7 @@
 # single run each way (the write_bw conformance case) measured anywhere from 0.21x to 1.47x in
 # full suite runs, depending on which of the two happened to share the host with other tests.
 # Three rounds were not enough either: in one full run the rounds' ratios were 0.86x, 0.78x and
-# 1.11x, a median of medians of 0.79x; five rounds, and the median of each round's own ratio
+# 1.11x, a ratio of medians of 0.79x; five rounds, and the median of each round's own ratio
 # (native and proxied a minute apart, so a slow stretch of the host hits both), move less.
 # Prints figures; asserts nothing about timing (it fails only when a run moved no traffic).
 set -euo pipefail
