@@ -177,6 +177,28 @@ void UverbsFile::Refuse(const Error& error, int refusal) {
   engine_.Refused(label_, error, static_cast<Refusal>(refusal));
 }
 
+namespace {
+
+// An ioctl attribute's object id, as the kernel reads it: an s64. lookup_get_idr_uobject()
+// refuses a negative one with EINVAL before any lookup (a positive one that names nothing is
+// ENOENT, the table's answer); lookup_get_fd_uobject() and uverbs_get_raw_fd() refuse one that
+// does not fit an int with EINVAL. Checked here, since only the low bits reach the lookups.
+Result<void> CheckIdrId(uint64_t id, std::string_view attr) {
+  if (static_cast<int64_t>(id) < 0)
+    return Fail(EINVAL, "{} handle {} is negative as the kernel's s64", attr,
+                static_cast<int64_t>(id));
+  return Ok();
+}
+
+Result<int> FdNumber(uint64_t id, std::string_view attr) {
+  const auto value = static_cast<int64_t>(id);
+  if (value != static_cast<int>(value))
+    return Fail(EINVAL, "{} fd {} does not fit an int", attr, value);
+  return static_cast<int>(value);
+}
+
+}  // namespace
+
 Result<int> UverbsFile::ResolveFd(FdBridge& fds, int app_fd, FileKind want) {
   auto f = fds.Resolve(app_fd);
   if (!f) return Fail(EBADF, "fd {} is not an open file of the app", app_fd);
@@ -306,6 +328,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
           c.creates = spec.object;
           c.produced.push_back({Produced::What::kHandle, k});
         } else {
+          RXP_TRY(CheckIdrId(a.data, spec.name));
           auto obj = objects_.Lookup(a.data, spec.object);
           if (!obj) return std::move(obj).error();
           if (spec.access == abi::Access::kDestroy)
@@ -317,13 +340,17 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
           c.produced.push_back({Produced::What::kFd, k});
           c.produced.back().fd_kind = FdKindOf(spec.object);
         } else {
-          auto host = ResolveFd(fds, static_cast<int>(a.data), FdKindOf(spec.object));
+          auto number = FdNumber(a.data, spec.name);
+          if (!number) return std::move(number).error();
+          auto host = ResolveFd(fds, *number, FdKindOf(spec.object));
           if (!host) return std::move(host).error();
           u.data_s64 = *host;
         }
         break;
       case abi::AttrType::kRawFd: {
-        auto host = ResolveFd(fds, static_cast<int>(a.data), FileKind::kOther);
+        auto number = FdNumber(a.data, spec.name);
+        if (!number) return std::move(number).error();
+        auto host = ResolveFd(fds, *number, FileKind::kOther);
         if (!host) return std::move(host).error();
         u.data_s64 = *host;
         // A kernel without the attribute would ignore it as optional and pin ADDR as a VA of

@@ -213,6 +213,17 @@ TEST_CASE("sentry mode: outputs come back through bounce buffers, objects are tr
   REQUIRE(!f.log.empty());
   CHECK(f.log.back().find("ENOENT") != std::string::npos);
 
+  // A handle that is negative as the kernel's s64 is EINVAL (lookup_get_idr_uobject()), one
+  // past 32 bits that names nothing ENOENT; neither reaches the kernel.
+  for (const auto& [handle, err] : {std::pair{~0ull, EINVAL}, std::pair{(1ull << 63) | 7u, EINVAL},
+                                    std::pair{(1ull << 40) | 7u, ENOENT}}) {
+    IoctlBuilder neg(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, RDMA_DRIVER_RXE);
+    neg.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, handle);
+    CHECK(f.Ioctl(neg.Build()) == -err);
+    CHECK(f.host.calls == calls);
+  }
+  CHECK(f.file->live_objects() == 1);
+
   IoctlBuilder good(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, RDMA_DRIVER_RXE);
   good.Handle(UVERBS_ATTR_DESTROY_PD_HANDLE, 7);
   CHECK(f.Ioctl(good.Build()) == 0);
@@ -1655,6 +1666,17 @@ TEST_CASE("as the forwarder: fds it holds descriptors of are named by its own nu
   REQUIRE(wrong.has_value());
   CHECK(*wrong == -EBADF);
   CHECK(f.host.calls == 1);
+  // An fd number that does not fit an int is the kernel's EINVAL (lookup_get_fd_uobject()),
+  // never its low 32 bits' file: refused, not issued.
+  for (const uint64_t raw : {(1ull << 32) | 4u, 0xffffffff00000004ull}) {
+    IoctlBuilder cq = CqCreate(RDMA_DRIVER_RXE, f.memory.Alloc(4), 0x1234);
+    cq.Handle(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, raw, kOpt);
+    auto high = f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(cq.Build()), &own);
+    REQUIRE(high.has_value());
+    CHECK(*high == -EINVAL);
+    CHECK(f.host.calls == 1);
+  }
+  CHECK(f.file->live_objects() == 1);
   // An fd the forwarder holds no descriptor of: the app's, nothing counted.
   const uint64_t counted = f.engine.counters().commands;
   CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, create_cq(6), &own).has_value());

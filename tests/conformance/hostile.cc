@@ -11,7 +11,8 @@
 // Cases: truncated ioctl header (into an unmapped page), a length that lies about the
 // attribute count, an overflowing count, unknown object / method / mandatory attribute, a
 // duplicated attribute, an input pointer to unmapped memory, a denied method (another
-// driver's), a non-RDMA fd as a completion channel, another process's handle, an MR over
+// driver's), a non-RDMA fd as a completion channel, a channel fd or a handle with bits the
+// kernel's lookups refuse, another process's handle, an MR over
 // unmapped memory, malformed legacy writes (lying in_words, unknown command, overflowing WR
 // counts), an mmap offset the kernel never handed out, and a malformed rdma_cm write.
 //
@@ -211,6 +212,24 @@ int main(int argc, char** argv) {
                    Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, static_cast<uint64_t>(pipefd[0]))});
       HOSTILE("pipe_as_comp_channel", Ioctl(fd, r.data()));
     }
+    // A real completion channel named with bits above the int the kernel's fd lookup takes
+    // (lookup_get_fd_uobject(): EINVAL), and a PD handle that is negative as the kernel's s64
+    // (lookup_get_idr_uobject(): EINVAL): the proxy must not take their low 32 bits.
+    if (ibv_comp_channel* channel = ibv_create_comp_channel(ctx)) {
+      uint32_t cqe = 0;
+      r = Request(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, drv,
+                  {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0), Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 8),
+                   Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
+                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
+                   Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&cqe)),
+                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0,
+                        (1ull << 32) | static_cast<uint32_t>(channel->fd))});
+      HOSTILE("comp_channel_high_bits", Ioctl(fd, r.data()));
+      ibv_destroy_comp_channel(channel);
+    }
+    r = Request(UVERBS_OBJECT_PD, UVERBS_METHOD_PD_DESTROY, drv,
+                {Attr(UVERBS_ATTR_DESTROY_PD_HANDLE, 0, (1ull << 63) | pd->handle)});
+    HOSTILE("negative_handle", Ioctl(fd, r.data()));
     // Another process's handle: a child opens its own context and makes PDs until one has a
     // handle that does not exist in ours, and tells us the number.
     // Two pipes: one would let the child read back the handle it just wrote for the parent.
