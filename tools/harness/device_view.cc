@@ -81,6 +81,15 @@ Result<std::unique_ptr<DeviceView>> DeviceView::Create(const std::vector<DeviceM
   std::string templ = parent + "/rdmaproxy-view.XXXXXX";
   if (mkdtemp(templ.data()) == nullptr)
     return Fail(errno, "cannot create the device view under {}: {}", parent, std::strerror(errno));
+  // mkdtemp() makes it 0700; the program may drop to another user (a root launcher's setpriv,
+  // runuser, a daemon's setuid) and must still read its /sys and find its devices, as it reads
+  // the world-readable host ones natively. Only the owner writes, as before.
+  if (chmod(templ.c_str(), 0755) != 0) {
+    const int err = errno;
+    rmdir(templ.c_str());
+    return Fail(err, "cannot open the device view {} to the program's users: {}", templ,
+                std::strerror(err));
+  }
   auto view = std::make_unique<DeviceView>();
   view->root_ = templ;
   const std::string& root = view->root_;

@@ -18,6 +18,19 @@ rxp_pair tcp:18515 \
   nobody_run ibv_rc_pingpong -d "$RXP_NODE0_DEV" -g "$RXP_NODE0_GID" -n 50 "$RXP_NODE1_IP"
 rxp_expect "$RXP_CLIENT_OUT" "50 iters in" "the client's iteration summary"
 
+# A root harness whose program drops to another user (a launcher's setpriv or runuser, a
+# daemon's setuid): the /dev and /sys view the harness made must stay readable to it, as the
+# host's are. ibstat reads every port attribute from /sys (libibumad).
+native_ibstat=$(as_nobody ibstat)
+for view in --sysfs-from-host ""; do
+  dropped=$("$RXP_RDMAPROXY" run $view -- setpriv --reuid=65534 --regid=65534 --clear-groups \
+              --inh-caps=-all ibstat 2>/tmp/dropped.err) ||
+    { cat /tmp/dropped.err; echo "FAIL: ibstat after dropping to nobody under 'run $view'"; exit 1; }
+  rxp_diff "$native_ibstat" "$dropped" ||
+    { echo "FAIL: ibstat after dropping to nobody under 'run $view' differs from native"; exit 1; }
+done
+echo "a program that drops to nobody under a root harness reads its /sys as natively"
+
 testee=$RXP_BUILD/tools/harness/rxp_harness_testee
 scope_file=/proc/sys/kernel/yama/ptrace_scope
 scope=$(cat "$scope_file" 2>/dev/null || true)
