@@ -19,7 +19,9 @@
 // rxp_hostile --scratch-mr DEVICE (under `rdmaproxy run` only: natively there is no region)
 // registers MRs over the harness's scratch region, whose writable half holds the validated copy
 // of an ioctl while the kernel runs it: each must fail (EFAULT) before it reaches the kernel, so
-// that no device can write there. An MR over the program's own memory next to it must work.
+// that no device can write there through a proxied fd (a device fd that reached the program
+// around the path check is not: docs/threat-model.md). An MR over the program's own memory
+// next to it must work.
 #include <fcntl.h>
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_ioctl_cmds.h>
