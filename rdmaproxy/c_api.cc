@@ -32,25 +32,33 @@ LineSink SinkOf(rxp_line_sink sink, void* context) {
   return [sink, context](std::string_view line) { sink(context, std::string(line).c_str()); };
 }
 
+// A callback's result as an errno: its own for a -errno, `otherwise` for anything else the
+// header does not allow (a positive number, or a negative one past the errno range, whose
+// negation could overflow), so that such a result is a failure, never a success.
+int CallbackErrno(int r, int otherwise) { return r < 0 && r >= -4095 ? -r : otherwise; }
+
 // The runtime's memory callbacks as the engine's AppMemory: never identity-mapped.
 class CallbackMemory final : public AppMemory {
  public:
   CallbackMemory(const rxp_app_ops& ops, void* app) : ops_(ops), app_(app) {}
   bool IdentityMapped() const override { return false; }
   Result<void> Read(uint64_t address, std::span<std::byte> out) override {
-    if (const int r = ops_.read_memory(app_, address, out.data(), out.size()); r < 0)
-      return Fail(-r, "app memory [{:#x}, +{}) cannot be read", address, out.size());
+    if (const int r = ops_.read_memory(app_, address, out.data(), out.size()); r != 0)
+      return Fail(CallbackErrno(r, EFAULT), "app memory [{:#x}, +{}) cannot be read", address,
+                  out.size());
     return Ok();
   }
   Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
-    if (const int r = ops_.write_memory(app_, address, in.data(), in.size()); r < 0)
-      return Fail(-r, "app memory [{:#x}, +{}) cannot be written", address, in.size());
+    if (const int r = ops_.write_memory(app_, address, in.data(), in.size()); r != 0)
+      return Fail(CallbackErrno(r, EFAULT), "app memory [{:#x}, +{}) cannot be written", address,
+                  in.size());
     return Ok();
   }
   Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
     uint64_t host = 0;
-    if (const int r = ops_.host_address(app_, address, length, &host); r < 0)
-      return Fail(-r, "app memory [{:#x}, +{}) has no host mirror", address, length);
+    if (const int r = ops_.host_address(app_, address, length, &host); r != 0)
+      return Fail(CallbackErrno(r, EFAULT), "app memory [{:#x}, +{}) has no host mirror",
+                  address, length);
     return host;
   }
 
@@ -66,8 +74,8 @@ class CallbackFds final : public SentryFdTable {
   CallbackFds(const std::shared_ptr<SentryState>& sentry, void* app) : sentry_(sentry), app_(app) {}
   Result<AppFdTarget> Lookup(int app_fd) override {
     rxp_fd_target t{nullptr, -1, RXP_FILE_OTHER};
-    if (const int r = sentry_->ops.resolve_fd(app_, app_fd, &t); r < 0)
-      return Fail(-r, "app fd {} is not open", app_fd);
+    if (const int r = sentry_->ops.resolve_fd(app_, app_fd, &t); r != 0)
+      return Fail(CallbackErrno(r, EBADF), "app fd {} is not open", app_fd);
     if (t.file != nullptr) {
       auto f = FileOf(t.file);
       if (!f) return Fail(EBADF, "app fd {} resolves to a closed rxp_file", app_fd);
@@ -83,7 +91,11 @@ class CallbackFds final : public SentryFdTable {
     const int fd = sentry_->ops.install_fd(app_, HandleOf<rxp_file>(token));
     if (fd < 0) {
       handles.Remove<FileState>(token);
-      return Fail(-fd, "the runtime could not install the {} as an app fd", file->label());
+      Error e = Fail(CallbackErrno(fd, EMFILE),
+                     "the runtime could not install the {} as an app fd (install_fd returned {})",
+                     file->label(), fd);
+      callback_failure = e;
+      return e;
     }
     return fd;
   }
@@ -133,11 +145,16 @@ long WithFile(rxp_file* handle, void* app, F&& op) {
     CallbackFds fds(f->sentry, app);
     AppContext context{memory, fds};
     (void)Engine::TakeLastRefusal();
+    callback_failure.reset();
     const long r = op(*f->file, context);
     if (r < 0) {
-      // A proxy refusal carries its reason; anything else is the host kernel's answer.
+      // A proxy refusal carries its reason, and so does the runtime's install_fd refusing the
+      // new fd; anything else is the host kernel's answer.
       if (auto why = Engine::TakeLastRefusal()) {
         last_error = why->ToString();
+      } else if (callback_failure) {
+        last_error = callback_failure->ToString();
+        kernel_errno = 0;
       } else {
         kernel_errno = static_cast<int>(-r);
         kernel_error_file.assign(f->file->label());

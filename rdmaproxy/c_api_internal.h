@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <string>
 
 #include "abi/result.h"
@@ -40,6 +41,9 @@ struct FileState {
 inline thread_local std::string last_error;
 inline thread_local int kernel_errno = 0;
 inline thread_local std::string kernel_error_file;
+// Why the runtime's install_fd refused the last command's new fd: the command's reason, not
+// the host kernel's (the engine logs it but has no refusal to record: the kernel ran it).
+inline thread_local std::optional<rxp::Error> callback_failure;
 
 inline int Failed(int errnum, std::string reason) {
   last_error = std::move(reason);

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <climits>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -366,6 +367,35 @@ TEST_CASE("file entry points reject bad and closed handles with EBADF") {
     CHECK(LastError().find("rxp_file") != std::string::npos);
   }
   rxp_sentry_destroy(s);
+  rxp_config_destroy(c);
+}
+
+// The header allows a callback 0 or -errno only: anything else (a positive count, a number past
+// the errno range) is a failure, never taken as success with bytes the callback did not copy;
+// the command then fails with EFAULT, as the kernel's copy_from_user() would.
+TEST_CASE("a memory callback's result other than 0 or -errno fails the command") {
+  static int result = 0;
+  rxp_app_ops ops = kOps;
+  ops.read_memory = [](void*, uint64_t, void*, size_t) { return result; };
+  rxp_config* c = MakeConfig();
+  REQUIRE(rxp_config_set_app_ops(c, &ops) == 0);
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  rxp_file* f = nullptr;
+  REQUIRE(rxp_open(s, "/dev/infiniband/uverbs0", O_RDWR, &f) == 0);
+  FakeApp app;
+  for (const auto& [r, err] : {std::pair{7, EFAULT}, std::pair{-5000, EFAULT},
+                               std::pair{INT_MIN, EFAULT}, std::pair{-EIO, EFAULT}}) {
+    result = r;
+    CHECK(rxp_write(f, &app, FakeApp::kBase, 16) == -err);
+    CHECK(rxp_ioctl(f, &app, RDMA_VERBS_IOCTL, FakeApp::kBase) == -err);
+    CHECK(LastError().find("cannot be read") != std::string::npos);
+  }
+  rxp_stats stats{};
+  REQUIRE(rxp_sentry_stats(s, &stats) == 0);
+  CHECK(stats.forwarded == 0);
+  REQUIRE(rxp_close(f) == 0);
+  REQUIRE(rxp_sentry_destroy(s) == 0);
   rxp_config_destroy(c);
 }
 
