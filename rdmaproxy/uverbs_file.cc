@@ -766,7 +766,7 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   if (auto raw = CopyInto(memory, buffer, static_cast<size_t>(length), c->write_raw); !raw)
     return fail(std::move(raw).error(), Refusal::kDecode);
   auto w = abi::DecodeWrite(c->write_raw, device_);
-  if (!w) return fail(std::move(w).error(), Refusal::kDecode);
+  if (!w) return fail(WhenUndecodable(std::move(w).error(), *c), Refusal::kDecode);
   c->write = *w;
   auto built = BuildWrite(*c, memory, fds);
   if (built) built = CheckResultsFit(*c, memory);
@@ -779,6 +779,24 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
   }
   engine_.counters().forwarded++;
   return Ok();
+}
+
+// ib_uverbs_write() looks the command up (uapi_get_method(): EOPNOTSUPP for one the device
+// disabled) right after reading the header, before verify_hdr() checks the lengths or the
+// handler reads the body: a malformed call of a method the device lacks is EOPNOTSUPP too.
+Error UverbsFile::WhenUndecodable(Error refusal, UverbsCommand& c) {
+  if (c.write_raw.size() < sizeof(ib_uverbs_cmd_hdr)) return refusal;  // the kernel's EINVAL
+  ib_uverbs_cmd_hdr h;
+  std::memcpy(&h, c.write_raw.data(), sizeof(h));
+  const abi::WriteCommand* wc = abi::FindWriteCommand(h.command);
+  if (wc == nullptr) return refusal;
+  c.write.emplace();
+  c.write->command = wc;
+  c.short_name = wc->short_name;
+  bool missing = false;
+  Error e = AsTheKernelAnswers(std::move(refusal), c, missing);
+  c.write.reset();
+  return e;
 }
 
 Error UverbsFile::AsTheKernelAnswers(Error refusal, const UverbsCommand& c, bool& missing) {

@@ -148,6 +148,8 @@ class UverbsFile {
   // `refusal` of what command `c` carries, or the kernel's answer when the device does not
   // implement the command's method (device_methods.h); `missing` says which.
   Error AsTheKernelAnswers(Error refusal, const UverbsCommand& c, bool& missing);
+  // The same for a write() the decoder refused, by its header's command word.
+  Error WhenUndecodable(Error refusal, UverbsCommand& c);
 
   Engine& engine_;
   uint64_t id_;

@@ -490,6 +490,14 @@ TEST_CASE("a refused call of a method the device lacks gets the kernel's answer"
   CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), written.size()) ==
         -EOPNOTSUPP);
   CHECK(f.host.probes == 1);
+  // Malformed too (its header's in_words lies about the write's length): ib_uverbs_write()
+  // looks the method up before verify_hdr(), so EOPNOTSUPP still, not the decoder's EINVAL.
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), written.size() - 4) ==
+        -EOPNOTSUPP);
+  CHECK(f.host.probes == 1);
+  CHECK(f.log.back().find("REREG_MR: the device does not implement it") != std::string::npos);
+  // Shorter than a header: the kernel's EINVAL comes first.
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), 4) == -EINVAL);
 
   // DEREG_MR, which the device has: the proxy's own answer for the handle.
   CHECK(f.Ioctl(DeregMr(9)) == -ENOENT);
