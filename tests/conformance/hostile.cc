@@ -202,30 +202,27 @@ int main(int argc, char** argv) {
       Report("mr_over_unmapped", mr != nullptr ? 0 : errno);
       if (mr) ibv_dereg_mr(mr);
     }
+    // CQ.CREATE naming `channel` (the attribute's whole 64-bit value) as its completion channel.
+    uint32_t cqe = 0;
+    const auto cq_with_channel = [&](uint64_t channel) {
+      return Request(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, drv,
+                     {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0), Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 8),
+                      Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
+                      Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
+                      Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&cqe)),
+                      Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, channel)});
+    };
     // A non-RDMA fd (a pipe) as a completion channel.
     int pipefd[2];
     if (pipe2(pipefd, O_CLOEXEC) == 0) {
-      uint32_t cqe = 0;
-      r = Request(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, drv,
-                  {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0), Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 8),
-                   Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
-                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
-                   Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&cqe)),
-                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0, static_cast<uint64_t>(pipefd[0]))});
+      r = cq_with_channel(static_cast<uint64_t>(pipefd[0]));
       HOSTILE("pipe_as_comp_channel", Ioctl(fd, r.data()));
     }
     // A real completion channel named with bits above the int the kernel's fd lookup takes
     // (lookup_get_fd_uobject(): EINVAL), and a PD handle that is negative as the kernel's s64
     // (lookup_get_idr_uobject(): EINVAL): the proxy must not take their low 32 bits.
     if (ibv_comp_channel* channel = ibv_create_comp_channel(ctx)) {
-      uint32_t cqe = 0;
-      r = Request(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_CREATE, drv,
-                  {Attr(UVERBS_ATTR_CREATE_CQ_HANDLE, 0, 0), Attr(UVERBS_ATTR_CREATE_CQ_CQE, 4, 8),
-                   Attr(UVERBS_ATTR_CREATE_CQ_USER_HANDLE, 8, 0),
-                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_VECTOR, 4, 0),
-                   Attr(UVERBS_ATTR_CREATE_CQ_RESP_CQE, 4, reinterpret_cast<uint64_t>(&cqe)),
-                   Attr(UVERBS_ATTR_CREATE_CQ_COMP_CHANNEL, 0,
-                        (1ull << 32) | static_cast<uint32_t>(channel->fd))});
+      r = cq_with_channel((1ull << 32) | static_cast<uint32_t>(channel->fd));
       HOSTILE("comp_channel_high_bits", Ioctl(fd, r.data()));
       ibv_destroy_comp_channel(channel);
     }
