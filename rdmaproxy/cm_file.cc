@@ -58,11 +58,15 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
   const size_t body_at = base + sizeof(rdma_ucm_cmd_hdr);
   TranslateContext t{c->image, c->outputs, c->produced, memory, c->identity, true,
                      cmd.short_name, {}};
-  // MIGRATE_ID.fd: another rdma_cm file of the app (ucma_migrate_id fdgets it).
+  // MIGRATE_ID.fd: another rdma_cm file of the app. ucma_migrate_id() answers an fd that is not
+  // open with ENOENT (fdget) and an open file that is not rdma_cm with EINVAL (f_op check).
   t.resolve_fd = [&](const abi::Field&, int fd) -> Result<int> {
     auto f = fds.Resolve(fd);
-    if (!f || f->kind != FileKind::kRdmaCm)
-      return Fail(EBADF, "fd {} is not an rdma_cm file of the app", fd);
+    if (!f && f.error().errnum == EBADF)
+      return Fail(ENOENT, "fd {} is not open in the app", fd);
+    if (!f) return std::move(f).error();
+    if (f->kind != FileKind::kRdmaCm)
+      return Fail(EINVAL, "fd {} is a {} file, not rdma_cm", fd, FileKindName(f->kind));
     return f->host_fd;
   };
   if (auto e = TranslateFields(t, *cmd.request, body_at, c->request.body.size()); !e)

@@ -115,5 +115,25 @@ TEST_CASE("rdma_cm: a DESTROY_ID whose response cannot be copied back fails with
   CHECK(f.log.back().find("fails with EFAULT") != std::string::npos);
 }
 
+// ucma_migrate_id(): fdget() failing is ENOENT, a file that is not rdma_cm EINVAL.
+TEST_CASE("rdma_cm: MIGRATE_ID's fd is answered as ucma_migrate_id() answers it",
+          "[engine][rdma_cm]") {
+  CmFixture f;
+  f.fds.Add(7, {70, FileKind::kOther, 0});
+  f.fds.Add(8, {80, FileKind::kUverbs, 0});
+  rdma_ucm_migrate_id m{};
+  m.response = f.memory.Alloc(sizeof(rdma_ucm_migrate_resp));
+  m.id = 1;
+  m.fd = 9999;
+  CHECK(f.Write(RDMA_USER_CM_CMD_MIGRATE_ID, m, sizeof(rdma_ucm_migrate_resp)) == -ENOENT);
+  m.fd = 7;
+  CHECK(f.Write(RDMA_USER_CM_CMD_MIGRATE_ID, m, sizeof(rdma_ucm_migrate_resp)) == -EINVAL);
+  m.fd = 8;
+  CHECK(f.Write(RDMA_USER_CM_CMD_MIGRATE_ID, m, sizeof(rdma_ucm_migrate_resp)) == -EINVAL);
+  CHECK(f.host.calls == 0);
+  REQUIRE(!f.log.empty());
+  CHECK(f.log.back().find("not rdma_cm") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace rxp::proxy

@@ -25,10 +25,11 @@ constexpr size_t kAttr = sizeof(ib_uverbs_attr);
 // pdn): natively a short buffer is the caller's own memory to lose, here those bytes must land
 // inside the image. Only the caller's length is copied back.
 constexpr size_t kMinResponseBounce = 64;
-// The largest write() the proxy copies: rdma-core's largest legacy request is a few hundred
-// bytes; POST_SEND/RECV with many WRs is the only big one and providers with user-space
-// queues never send it.
-constexpr uint64_t kMaxWrite = 64 * 1024;
+// The longest write() any command can be (ib_uverbs_write(), verify_hdr()): the count must equal
+// in_words * 4 (legacy, u16 words) or 24 + (in_words + provider_in_words) * 8 (extended), so
+// nothing longer than the extended maximum ever passes the kernel's own check (EINVAL).
+constexpr uint64_t kMaxWrite = sizeof(ib_uverbs_cmd_hdr) + sizeof(ib_uverbs_ex_cmd_hdr) +
+                               2 * uint64_t{UINT16_MAX} * 8;
 
 ib_uverbs_attr AttrAt(std::span<const std::byte> bytes, size_t at) {
   ib_uverbs_attr a;
@@ -759,9 +760,13 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
     if (engine_.tracing()) engine_.Trace(abi::FormatRefused("write", label_, "?", e));
     return e;
   };
+  // ib_uverbs_write() refuses a count shorter than the header before it reads the buffer.
+  if (length < sizeof(ib_uverbs_cmd_hdr))
+    return fail(Fail(EINVAL, "write of {} bytes is shorter than the command header", length),
+                Refusal::kDecode);
   if (length > kMaxWrite)
-    return fail(Fail(E2BIG, "write of {} bytes exceeds the proxy's {}-byte limit", length,
-                     kMaxWrite),
+    return fail(Fail(EINVAL, "write of {} bytes is longer than any command the kernel accepts "
+                     "({} bytes)", length, kMaxWrite),
                 Refusal::kDecode);
   if (auto raw = CopyInto(memory, buffer, static_cast<size_t>(length), c->write_raw); !raw)
     return fail(std::move(raw).error(), Refusal::kDecode);

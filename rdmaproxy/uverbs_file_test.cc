@@ -1132,6 +1132,22 @@ TEST_CASE("legacy write: POST_SEND doorbell and a response through a bounce buff
   CHECK(f.engine.counters().refused_state == 1);
 }
 
+// ib_uverbs_write() answers a count shorter than the header with EINVAL before it reads the
+// buffer, and no count past the longest extended command can match its header (verify_hdr()).
+TEST_CASE("write: a count no command can have is EINVAL before the buffer is read",
+          "[engine][write]") {
+  Fixture f;
+  const int calls = f.host.calls;
+  constexpr uint64_t kUnmapped = 0x10;  // not app memory: reading it would be EFAULT
+  CHECK(f.file->Write(f.memory, f.fds, f.host, kUnmapped, 4) == -EINVAL);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, kUnmapped, 0) == -EINVAL);
+  constexpr uint64_t kLongest = 8 + 16 + 2 * 65535 * 8;
+  CHECK(f.file->Write(f.memory, f.fds, f.host, kUnmapped, kLongest + 1) == -EINVAL);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, kUnmapped, 64 * 1024 + 8) == -EFAULT);
+  CHECK(f.host.calls == calls);
+  CHECK(f.engine.counters().refused_decode == 4);
+}
+
 // create_qp() (uverbs_cmd.c) reads an XRC target QP's pd_handle as an XRCD handle; the proxy
 // looks it up as one, and as a PD for every other QP type -- through write(), INVOKE_WRITE and
 // (where the XRCD has its own attribute) QP.CREATE.
