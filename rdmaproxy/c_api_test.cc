@@ -334,6 +334,28 @@ TEST_CASE("open answers ENOENT for what the sandbox does not have") {
   rxp_config_destroy(c);
 }
 
+// Flags that fail natively on a character device, or give an fd no command can pass through,
+// fail as open(2) fails them, after the check that the device exists.
+TEST_CASE("open refuses flags a character device does not take") {
+  std::vector<std::string> log;
+  rxp_config* c = MakeConfig(&log);
+  rxp_sentry* s = nullptr;
+  REQUIRE(rxp_sentry_create(c, &s) == 0);
+  rxp_file* f = nullptr;
+  const char* dev = "/dev/infiniband/uverbs0";
+  CHECK(rxp_open(s, dev, O_RDWR | O_DIRECTORY, &f) == -ENOTDIR);
+  CHECK(rxp_open(s, "/dev/infiniband/rdma_cm", O_RDONLY | O_DIRECTORY, &f) == -ENOTDIR);
+  CHECK(rxp_open(s, dev, O_RDWR | O_CREAT | O_EXCL, &f) == -EEXIST);
+  CHECK(rxp_open(s, dev, O_PATH, &f) == -EINVAL);
+  CHECK(LastError().find("O_PATH") != std::string::npos);
+  CHECK(rxp_open(s, "/dev/infiniband/uverbs9", O_RDWR | O_DIRECTORY, &f) == -ENOENT);
+  CHECK(log.size() == 5);
+  REQUIRE(rxp_open(s, dev, O_RDWR | O_CLOEXEC | O_CREAT, &f) == 0);
+  rxp_close(f);
+  rxp_sentry_destroy(s);
+  rxp_config_destroy(c);
+}
+
 TEST_CASE("file entry points reject bad and closed handles with EBADF") {
   rxp_config* c = MakeConfig();
   rxp_sentry* s = nullptr;

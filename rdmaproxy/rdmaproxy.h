@@ -150,7 +150,9 @@ int rxp_sentry_device(rxp_sentry *sentry, unsigned index, struct rxp_device_info
 /* ---- files: one entry point per file operation the app makes ----------------------------- */
 
 /* open(2) of a canonical sandbox path: /dev/infiniband/<device>, /dev/infiniband/rdma_cm.
- * `flags` as open(2) (O_RDWR, O_NONBLOCK). -ENOENT for a device the sandbox does not have. */
+ * `flags` as open(2) (O_RDWR, O_NONBLOCK). -ENOENT for a device the sandbox does not have;
+ * then, as open(2) on a character device, -ENOTDIR with O_DIRECTORY and -EEXIST with
+ * O_CREAT | O_EXCL; -EINVAL with O_PATH (a path-only fd is the runtime's to answer). */
 int rxp_open(rxp_sentry *sentry, const char *path, int flags, rxp_file **file);
 /* Another handle to the same open file (dup(2), fork). */
 int rxp_file_dup(rxp_file *file, rxp_file **copy);

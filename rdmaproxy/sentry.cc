@@ -8,6 +8,7 @@
 #include <rdma/rdma_user_cm.h>
 #include <rdma/rdma_user_ioctl_cmds.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 
@@ -316,6 +317,24 @@ Result<std::shared_ptr<SentryFile>> Sentry::Open(std::string_view path, int flag
   };
   if (!path.starts_with(kDeviceDir)) return missing();
   const std::string_view name = path.substr(kDeviceDir.size());
+  // Flags that natively fail on a character device, or open no file that can carry a command.
+  // The device's existence is checked first, as path lookup comes before them natively.
+  auto refused = [&](int errnum, std::string_view why) -> Error {
+    auto e = Fail(errnum, "open {}: {}", path, why);
+    state_->engine.Log(fmt::format("rdmaproxy: {}", e.ToString()));
+    return e;
+  };
+  const bool exists = (name == "rdma_cm" && state_->config.rdma_cm) ||
+                      std::any_of(state_->config.devices.begin(), state_->config.devices.end(),
+                                  [&](const SentryDevice& d) { return d.sandbox_name == name; });
+  if (!exists) return missing();
+  if ((flags & O_DIRECTORY) != 0)  // do_open(): a non-directory with O_DIRECTORY
+    return refused(ENOTDIR, "O_DIRECTORY names a character device");
+  if ((flags & (O_CREAT | O_EXCL)) == (O_CREAT | O_EXCL))  // open_last_lookups(): it exists
+    return refused(EEXIST, "O_CREAT | O_EXCL of a device that exists");
+  if ((flags & O_PATH) == O_PATH)
+    return refused(EINVAL, "O_PATH: a path-only fd carries no command; the runtime answers it "
+                   "without the sentry");
   const int host_flags = flags & (O_ACCMODE | O_NONBLOCK);
   if (name == "rdma_cm") {
     if (!state_->config.rdma_cm) return missing();

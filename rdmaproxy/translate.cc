@@ -52,6 +52,31 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
   return true;
 }
 
+// ib_umem_get(), which pins a REG_MR / REREG_MR range for every driver: a range whose end
+// wraps, even once rounded up to a page, is EINVAL, and so is one of no page or of more than
+// UINT_MAX pages (ib_umem_num_pages). These come before the proxy's own address check so the
+// app gets the kernel's answer. An on-demand-paging MR goes to ib_umem_odp_get() instead, whose
+// answers differ by driver: it is left to the address check.
+Result<void> CheckUmemRange(const abi::Layout& layout, std::span<const std::byte> request,
+                            const abi::Field& f, uint64_t start, uint64_t length,
+                            std::string_view what) {
+  constexpr uint64_t kAccessOnDemand = 1u << 6;  // IB_ACCESS_ON_DEMAND (ib_verbs.h)
+  if (const abi::Field* access = layout.Find("access_flags");
+      access != nullptr && (abi::ReadField(request, access->offset, access->size) &
+                            kAccessOnDemand) != 0)
+    return Ok();
+  const uint64_t page = uint64_t{1} << MmapRules::HostPageShift();
+  const uint64_t end = start + length;
+  if (end < start || ((end + page - 1) & ~(page - 1)) < end)
+    return Fail(EINVAL, "{}: {} {:#x} + {} wraps around the address space", what, f.name, start,
+                length);
+  const uint64_t pages = (((end + page - 1) & ~(page - 1)) - (start & ~(page - 1))) / page;
+  if (pages == 0 || pages > UINT32_MAX)
+    return Fail(EINVAL, "{}: {} {:#x} + {} spans {} pages; the kernel pins 1 to {}", what,
+                f.name, start, length, pages, UINT32_MAX);
+  return Ok();
+}
+
 // Translates field `f` at `off` of the request at image offset `at` (a kind that needs it);
 // false stops the walk with `status` set.
 bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, size_t length,
@@ -84,6 +109,11 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
       // it. The app's own syscall (identity) registers the app's, as natively; anyone else
       // must ask the embedder, so the forwarder leaves it to the app and the sentry refuses it.
       if (value == 0 && (lf == nullptr || len == 0 || t.identity)) return true;
+      if (lf != nullptr)
+        if (auto r = CheckUmemRange(layout, bytes, f, value, len, t.what); !r) {
+          status = std::move(r).error();
+          return false;
+        }
       auto host = t.memory.HostAddress(value, len);
       if (!host) {
         status = Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin: {}",

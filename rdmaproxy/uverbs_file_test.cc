@@ -250,13 +250,14 @@ std::vector<std::byte> CreateCqWithChannel(FakeAppMemory& mem, int channel) {
 }
 
 std::vector<std::byte> RegMr(FakeAppMemory& mem, uint64_t buffer, uint64_t length,
-                             uint64_t* resp_out) {
+                             uint64_t* resp_out,
+                             uint32_t access = IB_UVERBS_ACCESS_LOCAL_WRITE) {
   ib_uverbs_reg_mr req{};
   req.start = buffer;
   req.length = length;
   req.hca_va = buffer;
   req.pd_handle = 7;
-  req.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE;
+  req.access_flags = access;
   const uint64_t in = mem.Put(req);
   *resp_out = mem.Alloc(sizeof(ib_uverbs_reg_mr_resp));
   IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
@@ -324,6 +325,25 @@ TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enfo
   CHECK(f.log.back().find("pinned-memory budget of 64 KiB is exceeded") != std::string::npos);
   // Unmapped memory is EFAULT and not forwarded.
   CHECK(f.Ioctl(RegMr(f.memory, 0x1000, 4096, &resp)) == -EFAULT);
+  CHECK(f.host.calls == calls);
+}
+
+// ib_umem_get() refuses a range that wraps, or spans no page or more than UINT_MAX pages, with
+// EINVAL for every driver; the proxy answers the same before its own address check (EFAULT).
+TEST_CASE("REG_MR: a range ib_umem_get refuses is EINVAL, not forwarded", "[engine]") {
+  Fixture f(kMirror);
+  TrackPd(f, 7);
+  const uint64_t buffer = f.memory.Alloc(64 * 1024);
+  const int calls = f.host.calls;
+  uint64_t resp = 0;
+  CHECK(f.Ioctl(RegMr(f.memory, buffer, UINT64_MAX - buffer + 2, &resp)) == -EINVAL);
+  CHECK(f.log.back().find("wraps around the address space") != std::string::npos);
+  CHECK(f.Ioctl(RegMr(f.memory, buffer, UINT64_MAX - buffer - 16, &resp)) == -EINVAL);  // page
+  CHECK(f.Ioctl(RegMr(f.memory, buffer, uint64_t{1} << 44, &resp)) == -EINVAL);
+  CHECK(f.log.back().find("4294967296 pages") != std::string::npos);
+  CHECK(f.Ioctl(RegMr(f.memory, buffer, 0, &resp)) == -EINVAL);
+  // A range the kernel would take but that is not app memory is still the proxy's EFAULT.
+  CHECK(f.Ioctl(RegMr(f.memory, buffer, uint64_t{1} << 40, &resp)) == -EFAULT);
   CHECK(f.host.calls == calls);
 }
 
@@ -880,13 +900,16 @@ TEST_CASE("raw-packet QPs are refused through INVOKE_WRITE and write() alike", "
 // it before the kernel sees it.
 TEST_CASE("implicit ODP REG_MR (start 0) is issued by the app's own syscall only", "[engine]") {
   constexpr uint64_t kWholeSpace = UINT64_MAX;
+  constexpr uint32_t kOdp = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
   {
     Fixture f;  // sentry mode
     TrackPd(f, 7);
     const int calls = f.host.calls;
     uint64_t resp = 0;
-    CHECK(f.Ioctl(RegMr(f.memory, 0, kWholeSpace, &resp)) == -EFAULT);
+    CHECK(f.Ioctl(RegMr(f.memory, 0, kWholeSpace, &resp, kOdp)) == -EFAULT);
     CHECK(f.host.calls == calls);
+    // Without IB_ACCESS_ON_DEMAND the range goes to ib_umem_get, whose page-rounded end wraps.
+    CHECK(f.Ioctl(RegMr(f.memory, 0, kWholeSpace, &resp)) == -EINVAL);
   }
   Fixture f(0);  // the harness: the forwarder, then the app's own syscall
   f.host.on_ioctl = [](void* arg) {
@@ -897,7 +920,7 @@ TEST_CASE("implicit ODP REG_MR (start 0) is issued by the app's own syscall only
   REQUIRE(f.file->IoctlAsForwarder(f.memory, f.host, f.memory.PutBytes(AllocPd(f.memory, &pd_resp))) ==
           0);
   uint64_t mr_resp = 0;
-  const uint64_t arg = f.memory.PutBytes(RegMr(f.memory, 0, kWholeSpace, &mr_resp));
+  const uint64_t arg = f.memory.PutBytes(RegMr(f.memory, 0, kWholeSpace, &mr_resp, kOdp));
   CHECK_FALSE(f.file->IoctlAsForwarder(f.memory, f.host, arg).has_value());
   CHECK(f.host.calls == 1);
   auto c = f.file->BeginIoctl(f.memory, f.fds, arg);

@@ -3,6 +3,7 @@
 #include <rdma/rdma_user_ioctl_cmds.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -111,14 +112,20 @@ class EventHandler;
 // they are comes from the harness's fd model (HandlerOf).
 class TraceeFds final : public proxy::FdBridge {
  public:
-  TraceeFds(TraceeAccess& tracee, EngineFactory& factory, std::string owner_label)
-      : tracee_(tracee), factory_(factory), owner_label_(std::move(owner_label)) {}
+  TraceeFds(TraceeAccess& tracee, EngineFactory& factory, std::string owner_label, pid_t tid)
+      : tracee_(tracee), factory_(factory), owner_label_(std::move(owner_label)), tid_(tid) {}
 
   Result<proxy::HostFile> Resolve(int app_fd) override {
     if (auto* h = dynamic_cast<EngineFileHandler*>(tracee_.HandlerOf(app_fd)))
       return proxy::HostFile{app_fd, h->kind(), h->owner()};
     // Not a proxied file: whatever it is, the kernel judges it (an XRC domain's inode file);
-    // commands that need an RDMA file refuse kOther themselves.
+    // commands that need an RDMA file refuse kOther themselves, and tell a file from no file
+    // as the kernel does (ucma_migrate_id: ENOENT for no file, EINVAL for another kind), so an
+    // fd the calling thread does not have is EBADF. /proc/<tid>/fd is that thread's table.
+    struct stat st;
+    const std::string link = fmt::format("/proc/{}/fd/{}", tid_, app_fd);
+    if (app_fd < 0 || (::lstat(link.c_str(), &st) != 0 && errno == ENOENT))
+      return Fail(EBADF, "the program has no fd {}", app_fd);
     return proxy::HostFile{app_fd, FileKind::kOther, 0};
   }
 
@@ -130,6 +137,7 @@ class TraceeFds final : public proxy::FdBridge {
   TraceeAccess& tracee_;
   EngineFactory& factory_;
   std::string owner_label_;
+  pid_t tid_;
 };
 
 // Vectored writes run ->write once per segment (do_loop_readv_writev): each segment would be
@@ -331,7 +339,7 @@ class UverbsHandler final : public EngineFileHandler {
     Pending p = std::move(it->second);
     pending_.erase(it);
     TraceeAppMemory memory(tracee, call.tgid);
-    TraceeFds fds(tracee, factory_, file_->label());
+    TraceeFds fds(tracee, factory_, file_->label(), call.tid);
     // The kernel wrote the attribute array (flags, new ids) back into the ioctl image; a write
     // buffer it only read.
     if (p.kernel_writes) (void)tracee.memory().Read(p.base, p.image);
@@ -404,7 +412,7 @@ class UverbsHandler final : public EngineFileHandler {
 
   EntryDecision Begin(const SyscallView& call, TraceeAccess& tracee, TraceeAppMemory& memory,
                       bool ioctl) {
-    TraceeFds fds(tracee, factory_, file_->label());
+    TraceeFds fds(tracee, factory_, file_->label(), call.tid);
     auto command = std::make_unique<proxy::UverbsCommand>();
     // The engine's question of which methods the device implements (device_methods.h), asked
     // only when it refuses a call, goes to the tracer's own descriptor of the file.
@@ -469,7 +477,7 @@ class CmHandler final : public EngineFileHandler {
     if (IsVectoredWrite(call.nr)) return RefuseVectoredWrite(factory_, file_->label());
     if (call.nr != SYS_write) return EntryDecision::Allow();  // no read, ioctl or mmap in ucma
     TraceeAppMemory memory(tracee, call.tgid);
-    TraceeFds fds(tracee, factory_, file_->label());
+    TraceeFds fds(tracee, factory_, file_->label(), call.tid);
     auto command = file_->BeginWrite(memory, fds, call.args[1], call.args[2]);
     if (!command) return EntryDecision::Emulate(-command.error().errnum);
     const size_t size = (*command)->image.size();

@@ -201,6 +201,16 @@ int main(int argc, char** argv) {
       ibv_mr* mr = ibv_reg_mr(pd, edge, 4096, IBV_ACCESS_LOCAL_WRITE);
       Report("mr_over_unmapped", mr != nullptr ? 0 : errno);
       if (mr) ibv_dereg_mr(mr);
+      // Ranges ib_umem_get() refuses (EINVAL) whatever memory they name: one whose end wraps
+      // around the address space, one of more than UINT_MAX pages.
+      unsigned char* page = edge - 4096;
+      const auto at = reinterpret_cast<uint64_t>(page);
+      mr = ibv_reg_mr(pd, page, static_cast<size_t>(UINT64_MAX - at + 2), IBV_ACCESS_LOCAL_WRITE);
+      Report("mr_wrapping_length", mr != nullptr ? 0 : errno);
+      if (mr) ibv_dereg_mr(mr);
+      mr = ibv_reg_mr(pd, page, size_t{1} << 44, IBV_ACCESS_LOCAL_WRITE);
+      Report("mr_too_many_pages", mr != nullptr ? 0 : errno);
+      if (mr) ibv_dereg_mr(mr);
     }
     // CQ.CREATE naming `channel` (the attribute's whole 64-bit value) as its completion channel.
     uint32_t cqe = 0;
@@ -287,6 +297,15 @@ int main(int argc, char** argv) {
     msg.hdr.command = IB_USER_VERBS_CMD_POST_SEND;
     std::memcpy(msg.body, &ps, sizeof(ps));
     HOSTILE("write_overflowing_wr_count", WriteRaw(fd, &msg, sizeof(msg)));
+    // Counts no command can have (ib_uverbs_write: shorter than the header, read or not;
+    // verify_hdr: longer than the longest extended command).
+    HOSTILE("write_shorter_than_header", WriteRaw(fd, edge, 4));
+    if (g_hostile) {
+      std::vector<unsigned char> huge(2 << 20);
+      ib_uverbs_cmd_hdr h{IB_USER_VERBS_CMD_QUERY_DEVICE, 4, 0};
+      std::memcpy(huge.data(), &h, sizeof(h));
+      Report("write_longer_than_any_command", WriteRaw(fd, huge.data(), huge.size()));
+    }
   }
   // An mmap offset the kernel never handed out.
   {
@@ -302,6 +321,24 @@ int main(int argc, char** argv) {
     if (cm >= 0) {
       rdma_ucm_cmd_hdr h{200, 0, 0};
       HOSTILE("rdma_cm_unknown_command", WriteRaw(cm, &h, sizeof(h)));
+      // MIGRATE_ID from a file that is not rdma_cm (ucma_migrate_id: EINVAL) or not open
+      // (ENOENT).
+      struct {
+        rdma_ucm_cmd_hdr hdr;
+        rdma_ucm_migrate_id body;
+      } mig{};
+      rdma_ucm_migrate_resp migrated{};
+      mig.hdr = {RDMA_USER_CM_CMD_MIGRATE_ID, sizeof(mig.body), sizeof(migrated)};
+      mig.body.response = reinterpret_cast<uint64_t>(&migrated);
+      int pipefd[2];
+      if (pipe2(pipefd, O_CLOEXEC) == 0) {
+        mig.body.fd = static_cast<uint32_t>(pipefd[0]);
+        HOSTILE("rdma_cm_migrate_from_pipe", WriteRaw(cm, &mig, sizeof(mig)));
+        close(pipefd[0]);
+        close(pipefd[1]);
+      }
+      mig.body.fd = 9999;
+      HOSTILE("rdma_cm_migrate_from_closed_fd", WriteRaw(cm, &mig, sizeof(mig)));
       close(cm);
     }
   }
