@@ -195,6 +195,16 @@ std::string CoverageMarkdown() {
        "a malformed call (bad attribute lengths or flags). Where the proxy has no descriptor of\n"
        "the host file to ask (a harness whose credentials differ from the program's), its own\n"
        "errno stands.\n\n";
+  s += "**Request and response sizes.** A legacy command's request and response must hold at\n"
+       "least the kernel's struct (`verify_hdr()`, and `INVOKE_WRITE`'s handler: `ENOSPC`). An\n"
+       "extended command (`EX_*`, `CREATE_FLOW`, the WQ and RWQ table commands) has no such\n"
+       "minimum (`uapi_create_write()` gives it none): the kernel reads a short request as if\n"
+       "zero-extended (`uverbs_request()`) and cuts its answer to a short response\n"
+       "(`uverbs_response()`), as an rdma-core older than the kernel relies on. The proxy\n"
+       "forwards such a request zero-extended to the struct it knows, so it checks the values\n"
+       "the kernel reads (a zeroed `comp_channel` names fd 0), and the response length as the\n"
+       "app gave it. A create whose response is too short to carry the new handle still makes\n"
+       "its object, which counts against the sandbox's quotas until the file is closed.\n\n";
   s += "## Legacy write() commands\n\n";
   s += "Reached by `write()` on `/dev/infiniband/uverbsN` and, on kernels >= 5.x, through\n"
        "`UVERBS_METHOD_INVOKE_WRITE` (rdma-core wraps almost every legacy command in it).\n\n";

@@ -113,6 +113,8 @@ Result<const WriteCommand*> ResolveInvokeWrite(const IoctlRequest& r) {
   const IoctlAttr* out = r.Find(UVERBS_ATTR_CORE_OUT);
   const uint16_t in_len = in != nullptr ? in->len : 0;
   const uint16_t out_len = out != nullptr ? out->len : 0;
+  // Extended methods have no req_size / resp_size (uapi_create_write()): any length passes.
+  if (wc->extended()) return wc;
   if (in_len < wc->req_size)
     return Fail(ENOSPC, "INVOKE_WRITE {}: core request is {} bytes, needs {}", wc->short_name,
                 in_len, wc->req_size);

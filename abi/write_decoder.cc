@@ -288,6 +288,25 @@ Result<void> ValidateWriteResponse(const WriteCommand& c, std::span<const std::b
   return Ok();
 }
 
+std::optional<std::vector<std::byte>> PaddedExtendedWrite(const WriteRequest& r,
+                                                          std::span<const std::byte> buf) {
+  const WriteCommand* c = r.command;
+  if (c == nullptr || !r.short_core) return std::nullopt;
+  const size_t want = (c->request->size + 7) & ~size_t{7};
+  std::vector<std::byte> out;
+  out.reserve(buf.size() + want - r.core.size());
+  ib_uverbs_cmd_hdr h = r.header;
+  h.in_words = static_cast<uint16_t>(want / 8);
+  const auto head = std::as_bytes(std::span(&h, 1));
+  out.insert(out.end(), head.begin(), head.end());
+  const auto ex = buf.subspan(kHdr, kExHdr);
+  out.insert(out.end(), ex.begin(), ex.end());
+  out.insert(out.end(), r.core.begin(), r.core.end());
+  out.resize(out.size() + want - r.core.size());
+  out.insert(out.end(), r.driver.begin(), r.driver.end());
+  return out;
+}
+
 Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi& device) {
   (void)device;  // the write ABI carries no driver id; driver data is read per device later
   WriteRequest r;
@@ -315,17 +334,14 @@ Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi
     if ((size_t{r.header.in_words} + ex.provider_in_words) * 8 != body)
       return Fail(EINVAL, "{}: in_words {} + provider_in_words {} (x8) != {} body bytes",
                   c->short_name, r.header.in_words, ex.provider_in_words, body);
-    if (size_t{r.header.in_words} * 8 < c->req_size)
-      return Fail(ENOSPC, "{}: core request is {} bytes, needs {}", c->short_name,
-                  r.header.in_words * 8, c->req_size);
+    // No size check of the core request or response: uapi_create_write() gives extended
+    // methods no req_size / resp_size, so verify_hdr() lets any length through; the handler's
+    // uverbs_request() zero-fills a short request and uverbs_response() truncates the answer.
     if (ex.cmd_hdr_reserved != 0)
       return Fail(EINVAL, "{}: cmd_hdr_reserved is not zero", c->short_name);
     if (ex.response != 0) {
       if (r.header.out_words == 0 && ex.provider_out_words == 0)
         return Fail(EINVAL, "{}: a response pointer with no response words", c->short_name);
-      if (size_t{r.header.out_words} * 8 < c->resp_size)
-        return Fail(ENOSPC, "{}: core response is {} bytes, needs {}", c->short_name,
-                    r.header.out_words * 8, c->resp_size);
     } else if (r.header.out_words != 0 || ex.provider_out_words != 0) {
       return Fail(EINVAL, "{}: response words with no response pointer", c->short_name);
     }
@@ -361,6 +377,10 @@ Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi
         r.driver_response = r.driver_response_len != 0 ? r.response + c->resp_size : 0;
       }
     }
+  }
+  if (c->extended() && r.core.size() < c->request->size) {
+    r.short_core = true;
+    return r;
   }
   RXP_TRY(ValidateWriteBody(*c, r.core));
   RXP_TRY(ValidateWriteResponse(*c, r.core, r.response_len));

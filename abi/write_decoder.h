@@ -7,7 +7,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <span>
+#include <vector>
 
 #include "abi/result.h"
 #include "abi/schema.h"
@@ -20,6 +22,10 @@ struct WriteRequest {
   ib_uverbs_ex_cmd_hdr ex_header{};     // extended commands only
   std::span<const std::byte> core;      // the core request (non-ex: starts with `response`)
   std::span<const std::byte> driver;    // driver data (udata in)
+  // Extended only: the core request is shorter than the struct the proxy knows. Its body is
+  // not validated here; what is forwarded is PaddedExtendedWrite(), decoded (and so
+  // validated) again.
+  bool short_core = false;
   uint64_t response = 0;                // where the kernel writes the core response (0: none)
   uint32_t response_len = 0;            // bytes of core response the kernel may write
   uint64_t driver_response = 0;         // where the driver response goes (udata out)
@@ -28,6 +34,14 @@ struct WriteRequest {
 
 // Decodes the whole buffer of one write() (`count` bytes, as copied from the app).
 Result<WriteRequest> DecodeWrite(std::span<const std::byte> buf, const DeviceAbi& device);
+
+// An extended command's core request shorter than the struct the proxy knows (an older
+// rdma-core's, or any caller's) is read by the kernel as if zero-extended (uverbs_request()):
+// the same write with the core zero-extended to that struct and in_words raised to match, so
+// that everything after decoding sees whole structs and the kernel reads the same values.
+// nullopt when `r` needs no padding. `buf` is the buffer `r` was decoded from.
+std::optional<std::vector<std::byte>> PaddedExtendedWrite(const WriteRequest& r,
+                                                          std::span<const std::byte> buf);
 
 // Validates a command's core request bytes the way its kernel handler reads them: size,
 // zeroed bytes past the struct, and the variable trailer (POST_SEND WRs and SGEs, RWQ

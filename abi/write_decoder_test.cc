@@ -159,12 +159,52 @@ TEST_CASE("extended commands: words, reserved header, response rules", "[write]"
   SECTION("response words without a pointer") {
     CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_QUERY_DEVICE, q, 0, 38)) == EINVAL);
   }
-  SECTION("response too short") {
-    CHECK(Errno(ExWrite(IB_USER_VERBS_EX_CMD_QUERY_DEVICE, q, 0x3000, 2)) == ENOSPC);
+  SECTION("a short response is the kernel's to truncate (no resp_size for extended methods)") {
+    auto shorter = DecodeWrite(ExWrite(IB_USER_VERBS_EX_CMD_QUERY_DEVICE, q, 0x3000, 2), kRxe);
+    REQUIRE(shorter.ok());
+    CHECK(shorter->response_len == 16);
   }
   SECTION("truncated extended header") {
     CHECK(Errno({good.begin(), good.begin() + 16}) == EINVAL);
   }
+}
+
+// uapi_create_write() gives extended methods no req_size: uverbs_request() zero-fills a short
+// request. PaddedExtendedWrite is that request, whole, with the driver data after it.
+TEST_CASE("extended commands: a short core request is accepted and padded as the kernel reads "
+          "it", "[write]") {
+  const uint64_t user_handle = 0x55;
+  const std::vector<std::byte> driver = Bytes(uint64_t{0xabcdef});
+  const auto buf = ExWrite(IB_USER_VERBS_EX_CMD_CREATE_CQ, user_handle, 0x3000, 2, driver);
+  auto r = DecodeWrite(buf, kRxe);
+  REQUIRE(r.ok());
+  CHECK(r->core.size() == 8);
+  auto padded = PaddedExtendedWrite(*r, buf);
+  REQUIRE(padded.has_value());
+  CHECK(padded->size() == 8 + 16 + sizeof(ib_uverbs_ex_create_cq) + 8);
+  auto p = DecodeWrite(*padded, kRxe);
+  REQUIRE(p.ok());
+  CHECK(p->header.in_words == sizeof(ib_uverbs_ex_create_cq) / 8);
+  CHECK(p->core.size() == sizeof(ib_uverbs_ex_create_cq));
+  CHECK(ReadField(p->core, 0, 8) == 0x55);
+  for (size_t i = 8; i < p->core.size(); ++i) CHECK(p->core[i] == std::byte{0});
+  CHECK(ReadField(p->driver, 0, 8) == 0xabcdef);
+  CHECK(p->response == 0x3000);
+  CHECK(p->response_len == 16);
+  CHECK_FALSE(PaddedExtendedWrite(*p, *padded).has_value());  // whole already
+  // No core at all is a request of zeros.
+  auto empty = ExWrite(IB_USER_VERBS_EX_CMD_QUERY_DEVICE, uint64_t{0}, 0x3000, 2);
+  empty.resize(empty.size() - 8);
+  empty[4] = std::byte{0};  // in_words
+  auto none = DecodeWrite(empty, kRxe);
+  REQUIRE(none.ok());
+  CHECK(none->core.empty());
+  CHECK(none->short_core);
+  // Legacy commands keep their sizes (verify_hdr: ENOSPC).
+  CHECK_FALSE(PaddedExtendedWrite(DecodeWrite(LegacyWrite(IB_USER_VERBS_CMD_REG_MR, RegMr(), {},
+                                                          sizeof(ib_uverbs_reg_mr_resp) / 4),
+                                              kRxe).value(),
+                                  {}).has_value());
 }
 
 // The errno ValidateWriteBody gives a legacy command's core bytes (INVOKE_WRITE's CORE_IN).

@@ -37,6 +37,15 @@ ib_uverbs_attr AttrAt(std::span<const std::byte> bytes, size_t at) {
   return a;
 }
 
+// The length INVOKE_WRITE's CORE_IN is forwarded with: an extended command's request shorter
+// than the struct the proxy knows is zero-extended to it (abi::PaddedExtendedWrite); 0 when
+// it stays as the app sent it.
+size_t PaddedCoreIn(const abi::WriteCommand* wc, size_t len) {
+  if (wc == nullptr || !wc->extended() || wc->request == nullptr) return 0;
+  const size_t whole = (wc->request->size + 7) & ~size_t{7};
+  return len < whole ? whole : 0;
+}
+
 FileKind FdKindOf(abi::ObjectId object) {
   switch (object) {
     case UVERBS_OBJECT_COMP_CHANNEL: return FileKind::kCompChannel;
@@ -388,6 +397,25 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       case abi::AttrType::kConstIn:
       case abi::AttrType::kFlagsIn:
       case abi::AttrType::kEnumIn: {
+        // An extended command's short CORE_IN is read zero-extended (uverbs_request()); the
+        // image carries it so, as a pointer (PaddedExtendedWrite's reason).
+        const size_t padded = spec.meaning == abi::AttrMeaning::kCoreIn
+                                  ? PaddedCoreIn(r.write_command, a.len)
+                                  : 0;
+        if (!a.IsPointer() && padded > a.len) {
+          u.len = static_cast<uint16_t>(padded);
+          if (padded <= sizeof(u.data)) {  // still inline (uverbs_attr_ptr_is_inline)
+            std::memset(reinterpret_cast<std::byte*>(&u.data) + a.len, 0,
+                        sizeof(u.data) - a.len);
+            core_in_at = slot + offsetof(ib_uverbs_attr, data);
+            break;
+          }
+          const size_t at = c.image.Reserve(padded);
+          std::memcpy(c.image.bytes().data() + at, &a.data, a.len);
+          c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
+          core_in_at = at;
+          break;
+        }
         if (!a.IsPointer()) {
           // Inline data lives in the attribute's data word in the image.
           const size_t inline_at = slot + offsetof(ib_uverbs_attr, data);
@@ -413,9 +441,10 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
           break;
         }
         // Copied straight into the image: the kernel reads the proxy's copy, never the app's.
-        const size_t at = c.image.Reserve(a.len);
+        const size_t at = c.image.Reserve(std::max<size_t>(a.len, padded));
         if (a.len != 0 && !memory.Read(a.data, c.image.bytes().subspan(at, a.len)))
           return Fail(EFAULT, "cannot read {} bytes at {:#x}", a.len, a.data);
+        if (padded > a.len) u.len = static_cast<uint16_t>(padded);
         const auto b = c.image.bytes().subspan(at, a.len);
         // UVERBS_ATTR_STRUCT: bytes past the known struct must be zero (EOPNOTSUPP); for
         // ENUM_IN, the struct of the selected element (uverbs_process_attr).
@@ -434,7 +463,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     std::memcpy(c.image.bytes().data() + slot, &u, sizeof(u));
   }
   if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
-    core_in = c.image.bytes().subspan(core_in_at, ci->len);
+    core_in = c.image.bytes().subspan(
+        core_in_at, std::max<size_t>(ci->len, PaddedCoreIn(r.write_command, ci->len)));
   if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
     driver_in = c.image.bytes().subspan(driver_in_at, di->len);
   // The same views again after each translation: a field's copy appended to the image (a
@@ -772,6 +802,13 @@ Result<void> UverbsFile::BeginWrite(AppMemory& memory, FdBridge& fds, uint64_t b
     return fail(std::move(raw).error(), Refusal::kDecode);
   auto w = abi::DecodeWrite(c->write_raw, device_);
   if (!w) return fail(WhenUndecodable(std::move(w).error(), *c), Refusal::kDecode);
+  if (auto padded = abi::PaddedExtendedWrite(*w, c->write_raw)) {
+    // What the kernel reads of a short extended request; the write forwarded is this one
+    // (its count too), the app's write() still returns the app's count.
+    c->write_raw = std::move(*padded);
+    w = abi::DecodeWrite(c->write_raw, device_);
+    if (!w) return fail(std::move(w).error(), Refusal::kDecode);
+  }
   c->write = *w;
   auto built = BuildWrite(*c, memory, fds);
   if (built) built = CheckResultsFit(*c, memory);
@@ -968,12 +1005,14 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
   }
   // A new object whose handle could not be read back: the kernel wrote the response into the
   // app's memory (identity mode), which another thread unmapped or made unreadable before the
-  // proxy read it. The object exists, so what it holds stays counted until the file closes.
+  // proxy read it; or the app's response was too short to hold it (an extended create, whose
+  // answer the kernel cuts to any length). The object exists, so what it holds stays counted
+  // until the file closes.
   if (c.reserved && !c.creates_context && !tracked) {
     unread_objects_.push_back({c.creates, c.pinned});
     engine_.Log(fmt::format("rdmaproxy: {}: {} succeeded but its new handle could not be read "
-                            "back from the app; the object counts against the sandbox's quotas "
-                            "until the file closes",
+                            "back (the app's response is too short for it, or unreadable); the "
+                            "object counts against the sandbox's quotas until the file closes",
                             label_, c.short_name));
   }
   (void)fds;

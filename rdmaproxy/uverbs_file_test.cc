@@ -1522,6 +1522,124 @@ TEST_CASE("an extended create without a response still counts against the quota"
   CHECK(f.engine.usage().live(UVERBS_OBJECT_QP) == 0);
 }
 
+// uapi_create_write() gives extended methods no req_size / resp_size: the kernel takes a short
+// request zero-extended (uverbs_request) and truncates its answer to a short response
+// (uverbs_response). The proxy forwards the request whole, as the kernel reads it, and the
+// app's response length as it is -- through write() and INVOKE_WRITE alike.
+TEST_CASE("extended commands: a short request reaches the kernel zero-extended, a short "
+          "response stays short", "[engine][write]") {
+  Fixture f;
+  // write(): EX_CREATE_CQ without its last 8 bytes (flags, reserved), and room for just
+  // cq_handle and cqe.
+  struct ShortCreateCq {
+    uint64_t user_handle;
+    uint32_t cqe, comp_vector;
+    int32_t comp_channel;
+    uint32_t comp_mask;
+  };
+  static_assert(sizeof(ShortCreateCq) + 8 == sizeof(ib_uverbs_ex_create_cq));
+  const ShortCreateCq short_cq{0x55, 16, 0, -1, 0};
+  const uint64_t resp = f.memory.Alloc(8);
+  const auto written = abi::testing::ExWrite(IB_USER_VERBS_EX_CMD_CREATE_CQ, short_cq, resp, 1);
+  f.host.on_write = [&](const void* w, size_t len) {
+    const auto* b = static_cast<const std::byte*>(w);
+    CHECK(len == 8 + 16 + sizeof(ib_uverbs_ex_create_cq));
+    ib_uverbs_cmd_hdr h;
+    ib_uverbs_ex_cmd_hdr ex;
+    ib_uverbs_ex_create_cq cmd;
+    std::memcpy(&h, b, sizeof(h));
+    std::memcpy(&ex, b + 8, sizeof(ex));
+    std::memcpy(&cmd, b + 24, sizeof(cmd));
+    CHECK(h.in_words == sizeof(ib_uverbs_ex_create_cq) / 8);
+    CHECK(h.out_words == 1);
+    CHECK(cmd.user_handle == 0x55);
+    CHECK(cmd.cqe == 16);
+    CHECK(cmd.comp_channel == -1);
+    CHECK(cmd.flags == 0);
+    CHECK(cmd.reserved == 0);
+    const ib_uverbs_create_cq_resp answer{9, 16};
+    std::memcpy(reinterpret_cast<void*>(ex.response), &answer, 8);
+    return static_cast<long>(len);
+  };
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(written), written.size()) ==
+        static_cast<long>(written.size()));
+  CHECK(f.memory.Get<uint32_t>(resp) == 9);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_CQ) == 1);
+
+  // INVOKE_WRITE: the same 24-byte CORE_IN goes out as 32 bytes.
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    const ib_uverbs_attr* in = fw.Find(UVERBS_ATTR_CORE_IN);
+    REQUIRE(in != nullptr);
+    CHECK(in->len == sizeof(ib_uverbs_ex_create_cq));
+    const auto cmd = fw.Input<ib_uverbs_ex_create_cq>(UVERBS_ATTR_CORE_IN);
+    CHECK(cmd.user_handle == 0x55);
+    CHECK(cmd.comp_channel == -1);
+    CHECK(cmd.flags == 0);
+    CHECK(fw.Find(UVERBS_ATTR_CORE_OUT)->len == 8);
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_create_cq_resp{10, 16});
+    return 0L;
+  };
+  const uint32_t ex_create_cq = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_CREATE_CQ;
+  IoctlBuilder cq(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  cq.Inline(UVERBS_ATTR_WRITE_CMD, ex_create_cq, 8)
+      .Pointer(UVERBS_ATTR_CORE_IN, f.memory.Put(short_cq), sizeof(short_cq))
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(8), 8);
+  CHECK(f.Ioctl(cq.Build()) == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_CQ) == 2);
+  // Only user_handle (inline): the zeroed comp_channel names fd 0, which is no completion
+  // channel of the app -- the kernel's EBADF (ib_uverbs_lookup_comp_file), not forwarded.
+  int calls = f.host.calls;
+  IoctlBuilder only_handle(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  only_handle.Inline(UVERBS_ATTR_WRITE_CMD, ex_create_cq, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0x66, 8)
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(8), 8);
+  CHECK(f.Ioctl(only_handle.Build()) == -EBADF);
+  CHECK(f.host.calls == calls);
+  // EX_MODIFY_CQ of CQ 9 with an inline 8-byte CORE_IN (cq_handle, attr_mask): its 16 bytes
+  // go out as a pointer, since an inline attribute holds 8 at most (uverbs_attr_ptr_is_inline).
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    CHECK(fw.Find(UVERBS_ATTR_CORE_IN)->len == sizeof(ib_uverbs_ex_modify_cq));
+    const auto cmd = fw.Input<ib_uverbs_ex_modify_cq>(UVERBS_ATTR_CORE_IN);
+    CHECK(cmd.cq_handle == 9);
+    CHECK(cmd.attr.cq_count == 0);
+    return 0L;
+  };
+  IoctlBuilder modify(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  modify.Inline(UVERBS_ATTR_WRITE_CMD,
+                IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_MODIFY_CQ, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 9, 8);
+  CHECK(f.Ioctl(modify.Build()) == 0);
+  CHECK(f.host.calls == calls + 1);
+
+  // EX_QUERY_DEVICE with a 4-byte CORE_IN stays inline, its other 4 bytes zeroed; the 32-byte
+  // CORE_OUT reaches the kernel as 32 bytes.
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    const ib_uverbs_attr* in = fw.Find(UVERBS_ATTR_CORE_IN);
+    REQUIRE(in != nullptr);
+    CHECK(in->len == 8);
+    CHECK(in->data == 0);
+    CHECK(fw.Find(UVERBS_ATTR_CORE_OUT)->len == 32);
+    return 0L;
+  };
+  const uint32_t ex_query = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE;
+  IoctlBuilder q(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  q.Inline(UVERBS_ATTR_WRITE_CMD, ex_query, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0xdead000000000000, 4)  // bytes past len are not the request
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(32), 32);
+  CHECK(f.Ioctl(q.Build()) == 0);
+  // A legacy command keeps verify_hdr's sizes: ENOSPC, not forwarded.
+  calls = f.host.calls;
+  IoctlBuilder legacy(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  legacy.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_QUERY_DEVICE, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0, 8)
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(32), 32);
+  CHECK(f.Ioctl(legacy.Build()) == -ENOSPC);
+  CHECK(f.host.calls == calls);
+}
+
 // The same through the legacy write path: CREATE_QP's driver data sizes the QP buffer from
 // rq_wqe_count << rq_wqe_shift plus 64 bytes per send WQE (set_user_buf_size).
 TEST_CASE("sentry mode: an mlx5 QP buffer is checked for its receive and send queues",

@@ -432,8 +432,12 @@ class UverbsHandler final : public EngineFileHandler {
     auto put = ioctl ? tracee.memory().Write(*base, image)
                      : tracee.memory().WriteForced(*base, image);
     if (!put) return Abandon(*command, put.error());
+    // A write's count is its image's: a short extended request is forwarded zero-extended
+    // (abi::PaddedExtendedWrite); the program's write() still returns its own count.
+    const uint64_t count = ioctl ? 0 : command->write_raw.size();
     pending_[call.tid] = Pending{std::move(command), *base, std::move(image), ioctl};
-    return EntryDecision::Allow().WithArg(ioctl ? 2 : 1, *base);
+    if (ioctl) return EntryDecision::Allow().WithArg(2, *base);
+    return EntryDecision::Allow().WithArg(1, *base).WithArg(2, count);
   }
 
   EntryDecision Abandon(proxy::UverbsCommand& command, const Error& why) {

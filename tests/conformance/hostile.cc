@@ -307,6 +307,30 @@ int main(int argc, char** argv) {
       Report("write_longer_than_any_command", WriteRaw(fd, huge.data(), huge.size()));
     }
   }
+  // Not hostile: extended commands with a short core request or response, as an rdma-core
+  // older or newer than the kernel sends them. The kernel has no size check for them
+  // (uapi_create_write: no req_size / resp_size), zero-fills the request and truncates the
+  // answer; run with --setup-only too, as they reach the kernel.
+  {
+    struct {
+      ib_uverbs_cmd_hdr hdr;
+      ib_uverbs_ex_cmd_hdr ex;
+      ib_uverbs_ex_query_device core;
+    } q{};
+    static unsigned char answer[512];
+    q.hdr.command = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE;
+    q.hdr.in_words = sizeof(q.core) / 8;
+    q.hdr.out_words = 4;  // 32 of its 184+ bytes
+    q.ex.response = reinterpret_cast<uint64_t>(answer);
+    Report("compat_ex_query_device_short_response", WriteRaw(fd, &q, sizeof(q)));
+    q.hdr.in_words = 0;  // no core request at all: a request of zeros
+    Report("compat_ex_query_device_no_request", WriteRaw(fd, &q, sizeof(q) - sizeof(q.core)));
+    auto r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, drv,
+                     {Attr(UVERBS_ATTR_WRITE_CMD, 4, q.hdr.command),
+                      Attr(UVERBS_ATTR_CORE_IN, 4, 0),
+                      Attr(UVERBS_ATTR_CORE_OUT, 32, reinterpret_cast<uint64_t>(answer))});
+    Report("compat_invoke_ex_query_device_short", Ioctl(fd, r.data()));
+  }
   // An mmap offset the kernel never handed out.
   {
     if (g_hostile) {
