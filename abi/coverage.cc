@@ -192,9 +192,11 @@ std::string CoverageMarkdown() {
        "handler runs (no attributes: `EINVAL` or `EPROTONOSUPPORT`; an `INVOKE_WRITE` with no\n"
        "request: `ENOSPC` or `EOPNOTSUPP`, rdma-core's own probe). Methods the policy denies\n"
        "are never asked about, and a denial or a quota refusal stands; so does the refusal of\n"
-       "a malformed call (bad attribute lengths or flags). Where the proxy has no descriptor of\n"
-       "the host file to ask (a harness whose credentials differ from the program's), its own\n"
-       "errno stands.\n\n";
+       "a malformed call (bad attribute lengths or reserved fields). Where the proxy has no\n"
+       "descriptor of the host file to ask (a harness whose credentials differ from the\n"
+       "program's), its own errno stands. Attribute flags other than the 6.12 UAPI's\n"
+       "(`UVERBS_ATTR_F_MANDATORY`, `UVERBS_ATTR_F_VALID_OUTPUT`) are ignored, as that kernel\n"
+       "ignores them, and not forwarded.\n\n";
   s += "**Request and response sizes.** A legacy command's request and response must hold at\n"
        "least the kernel's struct (`verify_hdr()`, and `INVOKE_WRITE`'s handler: `ENOSPC`). An\n"
        "extended command (`EX_*`, `CREATE_FLOW`, the WQ and RWQ table commands) has no such\n"

@@ -11,7 +11,6 @@ constexpr size_t kHeaderSize = sizeof(IoctlHeader);
 constexpr size_t kAttrSize = sizeof(ib_uverbs_attr);
 // ib_uverbs_ioctl(): hdr.length > PAGE_SIZE -> EINVAL.
 constexpr size_t kPageSize = 4096;
-constexpr uint16_t kKnownAttrFlags = UVERBS_ATTR_F_MANDATORY | UVERBS_ATTR_F_VALID_OUTPUT;
 
 std::string_view TypeName(AttrType t) {
   switch (t) {
@@ -209,9 +208,8 @@ Result<void> DecodeIoctl(std::span<const std::byte> bytes, const DeviceAbi& devi
     IoctlAttr& a = out.attrs[i];
     a = IoctlAttr{nullptr, i, u.attr_id, u.len, u.flags, u.attr_data.enum_data.elem_id, u.data};
     out.num_attrs = static_cast<uint16_t>(i + 1);
-    if ((u.flags & ~kKnownAttrFlags) != 0)
-      return Fail(EINVAL, "{}: attribute {:#x} has unknown flags {:#x}", method->short_name,
-                  u.attr_id, u.flags);
+    // Flags the kernel does not know it ignores (uverbs_set_attr() looks at MANDATORY only);
+    // the proxy forwards the known ones alone (kKnownAttrFlags, UverbsFile::BuildIoctl).
     // Look the attribute up: core attributes, then the driver's additions.
     int position = -1;
     for (size_t k = 0; k < method->attrs.size(); ++k)

@@ -16,6 +16,10 @@
 
 namespace rxp::abi {
 
+// The attribute flags of the 6.12 UAPI. Others are ignored by that kernel and never forwarded,
+// so a newer kernel cannot read a meaning into them that the proxy did not check.
+inline constexpr uint16_t kKnownAttrFlags = UVERBS_ATTR_F_MANDATORY | UVERBS_ATTR_F_VALID_OUTPUT;
+
 // The most attributes one ioctl may carry. The kernel only bounds the header length by
 // PAGE_SIZE (254 attributes); rdma-core never sends more than ~20 and no method declares more
 // than 16, so a longer array is refused (EINVAL) before anything is looked at.

@@ -332,6 +332,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     c.image_attr[a.index] = k;
     const size_t slot = c.image_attrs_at + kAttr * static_cast<size_t>(k);
     ib_uverbs_attr u = AttrAt(c.raw, sizeof(abi::IoctlHeader) + kAttr * a.index);
+    u.flags &= abi::kKnownAttrFlags;  // the kernel ignores the others; they stay here
     switch (spec.type) {
       case abi::AttrType::kIdr:
         if (spec.access == abi::Access::kNew) {

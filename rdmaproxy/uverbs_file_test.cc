@@ -294,6 +294,27 @@ TEST_CASE("an unknown optional attribute is not in the forwarded image", "[engin
   CHECK_FALSE(unknown_seen);
 }
 
+// uverbs_set_attr() looks at UVERBS_ATTR_F_MANDATORY only: other flag bits pass on the 6.12
+// kernel, and are not forwarded, so no newer kernel acts on a meaning the proxy never checked.
+TEST_CASE("attribute flags the kernel does not know pass, and are not forwarded", "[engine]") {
+  Fixture f;
+  uint16_t forwarded = 0xffff;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    forwarded = fw.Find(UVERBS_ATTR_CORE_IN)->flags;
+    fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_alloc_pd_resp{4});
+    return 0L;
+  };
+  IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+  b.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_ALLOC_PD, 8)
+      .Inline(UVERBS_ATTR_CORE_IN, 0, sizeof(ib_uverbs_alloc_pd),
+              UVERBS_ATTR_F_MANDATORY | 0x4 | 0x80)
+      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(sizeof(ib_uverbs_alloc_pd_resp)),
+               sizeof(ib_uverbs_alloc_pd_resp));
+  CHECK(f.Ioctl(b.Build()) == 0);
+  CHECK(forwarded == UVERBS_ATTR_F_MANDATORY);
+}
+
 PolicyConfig PinnedQuota(uint64_t bytes) {
   PolicyConfig policy;
   policy.quotas.pinned_bytes = bytes;
