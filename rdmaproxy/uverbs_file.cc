@@ -280,6 +280,12 @@ Result<void> UverbsFile::CheckResultsFit(const UverbsCommand& c, AppMemory& memo
   if (!makes) return Ok();
   if (c.kind == UverbsCommand::Kind::kIoctl)
     RXP_TRY(CheckAttrWriteBack(c.request, c.app_arg, c.raw, memory, c.short_name));
+  // A legacy create always answers (uverbs_response(): copy_to_user of at least resp_size
+  // bytes): to a NULL response that fails, and the kernel undoes the object it made.
+  if (c.kind == UverbsCommand::Kind::kWrite && c.write && c.write->command->has_resp &&
+      !c.write->command->extended() && c.write->response == 0)
+    return Fail(EFAULT, "{}: the response pointer is NULL: the kernel would make the object "
+                "and undo it when its answer cannot be copied", c.short_name);
   return CheckOutputsWritable(c.outputs, memory, c.short_name);
 }
 

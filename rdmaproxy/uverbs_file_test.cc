@@ -349,6 +349,28 @@ TEST_CASE("REG_MR: start is translated to the host view, hca_va kept, quota enfo
   CHECK(f.host.calls == calls);
 }
 
+// A legacy create's handler always copies its answer (uverbs_response); to a NULL response that
+// is EFAULT, and the kernel undoes the object. The proxy answers so before the kernel; a
+// command that makes nothing runs, and the kernel gives the EFAULT.
+TEST_CASE("legacy write: a create with a NULL response is EFAULT before the kernel",
+          "[engine][write]") {
+  Fixture f;
+  const int calls = f.host.calls;
+  const auto pd = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_ALLOC_PD, ib_uverbs_alloc_pd{0}, {},
+                                            sizeof(ib_uverbs_alloc_pd_resp) / 4);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(pd), pd.size()) == -EFAULT);
+  CHECK(f.host.calls == calls);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_PD) == 0);
+  CHECK(f.log.back().find("response pointer is NULL") != std::string::npos);
+  f.host.on_write = [](const void*, size_t) { return long{-EFAULT}; };
+  const auto query = abi::testing::LegacyWrite(IB_USER_VERBS_CMD_QUERY_DEVICE,
+                                               ib_uverbs_query_device{0}, {},
+                                               sizeof(ib_uverbs_query_device_resp) / 4);
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(query), query.size()) ==
+        -EFAULT);
+  CHECK(f.host.calls == calls + 1);
+}
+
 // ib_umem_get() refuses a range that wraps, or spans no page or more than UINT_MAX pages, with
 // EINVAL for every driver; the proxy answers the same before its own address check (EFAULT).
 TEST_CASE("REG_MR: a range ib_umem_get refuses is EINVAL, not forwarded", "[engine]") {

@@ -300,6 +300,14 @@ int main(int argc, char** argv) {
     // Counts no command can have (ib_uverbs_write: shorter than the header, read or not;
     // verify_hdr: longer than the longest extended command).
     HOSTILE("write_shorter_than_header", WriteRaw(fd, edge, 4));
+    // A create whose answer cannot be copied (a NULL response): the kernel undoes it, EFAULT.
+    struct {
+      ib_uverbs_cmd_hdr hdr;
+      uint64_t response;  // ib_uverbs_alloc_pd, whose driver_data[] pedantic C++ refuses here
+    } pd_msg{};
+    pd_msg.hdr = {IB_USER_VERBS_CMD_ALLOC_PD, sizeof(pd_msg) / 4,
+                  sizeof(ib_uverbs_alloc_pd_resp) / 4};
+    HOSTILE("write_create_null_response", WriteRaw(fd, &pd_msg, sizeof(pd_msg)));
     if (g_hostile) {
       std::vector<unsigned char> huge(2 << 20);
       ib_uverbs_cmd_hdr h{IB_USER_VERBS_CMD_QUERY_DEVICE, 4, 0};
@@ -330,6 +338,13 @@ int main(int argc, char** argv) {
                       Attr(UVERBS_ATTR_CORE_IN, 4, 0),
                       Attr(UVERBS_ATTR_CORE_OUT, 32, reinterpret_cast<uint64_t>(answer))});
     Report("compat_invoke_ex_query_device_short", Ioctl(fd, r.data()));
+    // Attribute flag bits the kernel does not define, which uverbs_set_attr() ignores.
+    ib_uverbs_query_port_resp_ex port{};
+    r = Request(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, drv,
+                {Attr(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 8, 1, UVERBS_ATTR_F_MANDATORY | 0x80),
+                 Attr(UVERBS_ATTR_QUERY_PORT_RESP, sizeof(port), reinterpret_cast<uint64_t>(&port),
+                      UVERBS_ATTR_F_MANDATORY | 0x4)});
+    Report("compat_unknown_attr_flags", Ioctl(fd, r.data()));
   }
   // An mmap offset the kernel never handed out.
   {
