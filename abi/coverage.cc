@@ -206,7 +206,10 @@ std::string CoverageMarkdown() {
        "forwards such a request zero-extended to the struct it knows, so it checks the values\n"
        "the kernel reads (a zeroed `comp_channel` names fd 0), and the response length as the\n"
        "app gave it. A create whose response is too short to carry the new handle still makes\n"
-       "its object, which counts against the sandbox's quotas until the file is closed.\n\n";
+       "its object, which counts against the sandbox's quotas until the file is closed.\n"
+       "Every input the proxy forwards is copied and checked first, and the kernel reads the\n"
+       "copy: an input pointer to unreadable memory is `EFAULT` even where the driver would\n"
+       "not have read it (driver data, `UHW_IN`, that rxe ignores).\n\n";
   s += "## Legacy write() commands\n\n";
   s += "Reached by `write()` on `/dev/infiniband/uverbsN` and, on kernels >= 5.x, through\n"
        "`UVERBS_METHOD_INVOKE_WRITE` (rdma-core wraps almost every legacy command in it).\n\n";

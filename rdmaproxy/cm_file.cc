@@ -1,6 +1,8 @@
 #include "rdmaproxy/cm_file.h"
 
+#include <algorithm>
 #include <cstring>
+#include <span>
 
 #include "abi/payload.h"
 #include "abi/trace_printer.h"
@@ -12,7 +14,6 @@
 namespace rxp::proxy {
 namespace {
 
-constexpr uint64_t kMaxWrite = 4096;  // the largest rdma_cm request is 296 bytes (ACCEPT)
 
 // enum rdma_cm_event_type: RDMA_CM_EVENT_CONNECT_REQUEST creates a new id for the connection.
 constexpr uint32_t kConnectRequest = 4;
@@ -40,10 +41,19 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
     if (engine_.tracing()) engine_.Trace(abi::FormatRefused("write", label_, "?", e));
     return e;
   };
-  if (length > kMaxWrite)
-    return fail(Fail(EINVAL, "rdma_cm write of {} bytes exceeds {}", length, kMaxWrite),
+  // ucma_write(): a count shorter than the header is EINVAL before anything is read; then the
+  // header, and the handler reads `in` bytes of request. Nothing past them is read, so a longer
+  // count is fine (and the write forwarded is the header and its `in` bytes).
+  if (length < sizeof(rdma_ucm_cmd_hdr))
+    return fail(Fail(EINVAL, "rdma_cm write of {} bytes is shorter than the command header",
+                     length),
                 Refusal::kDecode);
-  c->raw.resize(static_cast<size_t>(length));
+  rdma_ucm_cmd_hdr hdr;
+  if (auto r = memory.Read(buffer, std::as_writable_bytes(std::span(&hdr, 1))); !r)
+    return fail(Fail(EFAULT, "cannot read the rdma_cm command header at {:#x}", buffer),
+                Refusal::kDecode);
+  c->raw.resize(static_cast<size_t>(
+      std::min<uint64_t>(length, sizeof(rdma_ucm_cmd_hdr) + uint64_t{hdr.in})));
   if (auto r = memory.Read(buffer, c->raw); !r)
     return fail(Fail(EFAULT, "cannot read the rdma_cm command at {:#x}", buffer),
                 Refusal::kDecode);

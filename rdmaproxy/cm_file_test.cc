@@ -115,6 +115,34 @@ TEST_CASE("rdma_cm: a DESTROY_ID whose response cannot be copied back fails with
   CHECK(f.log.back().find("fails with EFAULT") != std::string::npos);
 }
 
+// ucma_write() refuses a count shorter than the header before it reads, and reads nothing past
+// the header's `in` bytes: a longer count is fine, and returned whole.
+TEST_CASE("rdma_cm: write counts as ucma_write() takes them", "[engine][rdma_cm]") {
+  CmFixture f;
+  CHECK(f.file->Write(f.memory, f.fds, f.host, 0x10, 4) == -EINVAL);  // 0x10: unmapped
+  CHECK(f.host.calls == 0);
+  size_t forwarded = 0;
+  f.host.on_write = [&](const void* buf, size_t len) {
+    forwarded = len;
+    uint64_t response = 0;
+    std::memcpy(&response,
+                static_cast<const std::byte*>(buf) + sizeof(rdma_ucm_cmd_hdr) +
+                    offsetof(rdma_ucm_create_id, response), 8);
+    const rdma_ucm_create_id_resp resp{5};
+    std::memcpy(reinterpret_cast<void*>(response), &resp, sizeof(resp));
+    return static_cast<long>(len);
+  };
+  std::vector<std::byte> bytes(8192);
+  const auto body = CreateId(f.memory.Alloc(sizeof(rdma_ucm_create_id_resp)));
+  const rdma_ucm_cmd_hdr hdr{RDMA_USER_CM_CMD_CREATE_ID, sizeof(body),
+                             sizeof(rdma_ucm_create_id_resp)};
+  std::memcpy(bytes.data(), &hdr, sizeof(hdr));
+  std::memcpy(bytes.data() + sizeof(hdr), &body, sizeof(body));
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(bytes), bytes.size()) == 8192);
+  CHECK(forwarded == sizeof(hdr) + sizeof(body));
+  CHECK(f.file->live_ids() == 1);
+}
+
 // ucma_migrate_id(): fdget() failing is ENOENT, a file that is not rdma_cm EINVAL.
 TEST_CASE("rdma_cm: MIGRATE_ID's fd is answered as ucma_migrate_id() answers it",
           "[engine][rdma_cm]") {

@@ -497,8 +497,9 @@ class CmHandler final : public EngineFileHandler {
       file_->Abandon(e);
       return EntryDecision::Emulate(-e.errnum);
     }
+    const uint64_t count = (*command)->raw.size();  // the header and its `in` bytes
     pending_[call.tid] = Pending{std::move(*command), std::move(image)};
-    return EntryDecision::Allow().WithArg(1, *base);
+    return EntryDecision::Allow().WithArg(1, *base).WithArg(2, count);
   }
 
   ExitDecision OnExit(const SyscallView& call, long result, TraceeAccess& tracee) override {

@@ -378,6 +378,18 @@ int main(int argc, char** argv) {
       }
       mig.body.fd = 9999;
       HOSTILE("rdma_cm_migrate_from_closed_fd", WriteRaw(cm, &mig, sizeof(mig)));
+      HOSTILE("rdma_cm_shorter_than_header", WriteRaw(cm, edge, 4));
+      // Not hostile: a count past the request (ucma_write() reads the header's `in` bytes only).
+      std::vector<unsigned char> longer(8192);
+      rdma_ucm_create_id_resp created{};
+      rdma_ucm_create_id create{};
+      create.response = reinterpret_cast<uint64_t>(&created);
+      create.ps = RDMA_PS_TCP;
+      create.qp_type = IBV_QPT_RC;
+      const rdma_ucm_cmd_hdr ch{RDMA_USER_CM_CMD_CREATE_ID, sizeof(create), sizeof(created)};
+      std::memcpy(longer.data(), &ch, sizeof(ch));
+      std::memcpy(longer.data() + sizeof(ch), &create, sizeof(create));
+      Report("compat_rdma_cm_count_past_request", WriteRaw(cm, longer.data(), longer.size()));
       close(cm);
     }
   }
