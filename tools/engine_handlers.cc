@@ -453,6 +453,18 @@ class UverbsHandler final : public EngineFileHandler {
   // and the call needs no second stop.
   EntryDecision Mmap(const SyscallView& call) {
     const uint64_t offset = call.args[5];
+    // do_mmap() refuses MAP_FIXED_NOREPLACE over a mapping (EEXIST) before the driver sees the
+    // offset: a range the program already uses is its answer whatever the offset.
+    static const auto kPageMask = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE)) - 1;
+    if ((call.args[3] & MAP_FIXED_NOREPLACE) != 0 && (call.args[0] & kPageMask) == 0 &&
+        call.args[1] != 0 &&
+        harness::AnyMapped(call.tgid, call.args[0], (call.args[1] + kPageMask) & ~kPageMask)) {
+      const Error e = Fail(EEXIST, "mmap at {:#x} (+{}) with MAP_FIXED_NOREPLACE: the range is "
+                           "already mapped", call.args[0], call.args[1]);
+      factory_.engine().counters().commands++;
+      factory_.engine().Refused(file_->label(), e, proxy::Refusal::kState);
+      return EntryDecision::Emulate(-EEXIST);
+    }
     if (auto ok = file_->CheckMmap(offset, call.args[1], static_cast<int>(call.args[2])); !ok)
       return EntryDecision::Emulate(-ok.error().errnum);  // logged by the engine
     if (auto mapped = file_->Mapped(offset); !mapped)  // cannot fail after the check

@@ -352,6 +352,11 @@ int main(int argc, char** argv) {
       void* m = mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0x7fff0000);
       Report("mmap_unknown_offset", m == MAP_FAILED ? errno : 0);
       if (m != MAP_FAILED) munmap(m, 4096);
+      // Over a page the program has mapped, MAP_FIXED_NOREPLACE is do_mmap()'s EEXIST before
+      // the driver sees the offset.
+      m = mmap(edge - 4096, 4096, PROT_READ, MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0x7fff0000);
+      Report("mmap_fixed_noreplace_over_mapping", m == MAP_FAILED ? errno : 0);
+      if (m != MAP_FAILED) munmap(m, 4096);
     }
   }
   // A malformed rdma_cm write (an unknown command).

@@ -106,6 +106,28 @@ RangeMapping MappingOf(pid_t pid, uint64_t address, uint64_t length, MapsLookup 
   return TextCover(std::move(maps), address, end);
 }
 
+bool AnyMapped(pid_t pid, uint64_t address, uint64_t length) {
+  if (length == 0 || address + length < address) return false;
+  const std::string path = "/proc/" + std::to_string(pid) + "/maps";
+  FILE* f = std::fopen(path.c_str(), "re");
+  if (f == nullptr) return false;
+  const uint64_t end = address + length;
+  char line[512];
+  bool in_line = false;  // the rest of a line longer than the buffer
+  bool hit = false;
+  while (!hit && std::fgets(line, sizeof line, f) != nullptr) {
+    const bool continued = in_line;
+    in_line = !std::string_view(line).ends_with('\n');
+    if (continued) continue;
+    uint64_t lo = 0, hi = 0;
+    if (std::sscanf(line, "%" SCNx64 "-%" SCNx64, &lo, &hi) != 2) continue;
+    if (lo >= end) break;  // address order: nothing later can overlap
+    hit = hi > address;
+  }
+  std::fclose(f);
+  return hit;
+}
+
 bool ProcmapQueryAnswered() { return query_known.load(std::memory_order_relaxed) == 1; }
 
 }  // namespace rxp::harness

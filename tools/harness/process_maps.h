@@ -34,6 +34,11 @@ enum class RangeMapping {
 RangeMapping MappingOf(pid_t pid, uint64_t address, uint64_t length,
                        MapsLookup how = MapsLookup::kAuto);
 
+// Whether any byte of [address, address + length) is mapped in process `pid` (from the maps
+// text): do_mmap()'s find_vma_intersection() test for MAP_FIXED_NOREPLACE (EEXIST). False for
+// an empty or overflowing range, or a process that is gone.
+bool AnyMapped(pid_t pid, uint64_t address, uint64_t length);
+
 // Whether this kernel answered PROCMAP_QUERY (false before the first query, and on kernels
 // before 6.11).
 bool ProcmapQueryAnswered();

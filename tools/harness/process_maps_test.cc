@@ -78,6 +78,19 @@ TEST_CASE("a range is readable, mapped but unreadable somewhere, or has a hole",
   CHECK(MappingOf(0x3fffffff, 0x10000, 1) == RangeMapping::kHole);   // no such process
 }
 
+// do_mmap()'s MAP_FIXED_NOREPLACE test: EEXIST when any byte of the range is mapped.
+TEST_CASE("any mapped byte in a range is found, holes alone are not", "[maps]") {
+  Layout m;
+  const uint64_t b = m.base;
+  CHECK(AnyMapped(getpid(), b + 4 * kPage, kPage) == false);      // the hole
+  CHECK(AnyMapped(getpid(), b + 4 * kPage, kPage + 1));          // into page 5
+  CHECK(AnyMapped(getpid(), b + 3 * kPage, 2 * kPage));          // PROT_NONE counts
+  CHECK(AnyMapped(getpid(), b + 4 * kPage - 1, 1));
+  CHECK_FALSE(AnyMapped(getpid(), b + 6 * kPage, 0));
+  CHECK_FALSE(AnyMapped(getpid(), UINT64_MAX - 10, 100));
+  CHECK_FALSE(AnyMapped(0x3fffffff, b, kPage));  // no such process
+}
+
 TEST_CASE("every mapping of the maps text is covered by both lookups as the text says", "[maps]") {
   struct Line { uint64_t lo, hi; bool readable; };
   std::vector<Line> lines;
