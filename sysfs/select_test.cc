@@ -44,6 +44,25 @@ TEST_CASE("Selecting a device keeps its netdevs and the GPUs, not other NICs") {
   CHECK_THAT(Select(host, o).error().reason, Catch::Contains("no RDMA device 'mlx5_7'"));
 }
 
+// AMD MI300X (processing accelerator, 0x1200) and MI250X (other display controller, 0x0380)
+// are GPUs a sandbox's RCCL pairs with its NICs: kept like an NVIDIA 3D controller.
+TEST_CASE("Selecting a device keeps accelerators that are not VGA") {
+  for (const char* cls : {"0x120000", "0x038000"}) {
+    Snapshot host = testing::MiniHost();
+    for (auto& fn : host.pci_functions)
+      if (fn.bdf.ToString() == "0000:82:00.0") {
+        fn.attrs["class"] = cls;
+        fn.attrs["vendor"] = "0x1002";
+      }
+    SelectOptions o;
+    o.devices = std::vector<std::string>{"mlx5_0"};
+    auto s = Select(host, o);
+    REQUIRE(s.ok());
+    const auto kept = Bdfs(*s);
+    CHECK(std::find(kept.begin(), kept.end(), "0000:82:00.0") != kept.end());
+  }
+}
+
 TEST_CASE("A kept root complex keeps its non-PCI parent") {
   Snapshot host = testing::MiniHost();
   host.pci_root_parents["0000:80"] = "VMBUS:00/00000080-0000-0000-0000-000000000080";

@@ -558,6 +558,22 @@ Result<void> ValidatePci(const Snapshot& s) {
     if (fn.parent && fn.parent->bus == fn.bdf.bus)
       return Fail(EINVAL, "{}: on the same bus as its parent bridge {}", path, fn.parent->ToString());
   }
+  // A bridge's bus number attributes, where present, must be numbers, and name the bus its
+  // children are on (the config space, checked next, says the same to hwloc).
+  for (const PciFunction& fn : fns) {
+    auto secondary = BusNumberAttr(fn, "secondary_bus_number");
+    if (!secondary) return std::move(secondary).error();
+    auto subordinate = BusNumberAttr(fn, "subordinate_bus_number");
+    if (!subordinate) return std::move(subordinate).error();
+    auto children = secondary_of.find(fn.bdf);
+    if (children == secondary_of.end()) continue;
+    if (*secondary && **secondary != children->second)
+      return Fail(EINVAL, "pci_functions ({}): secondary_bus_number says bus {:02x}, but its "
+                  "children are on bus {:02x}", fn.bdf.ToString(), **secondary, children->second);
+    if (*subordinate && **subordinate < children->second)
+      return Fail(EINVAL, "pci_functions ({}): subordinate_bus_number {:02x} is below its "
+                  "children's bus {:02x}", fn.bdf.ToString(), **subordinate, children->second);
+  }
   // A bridge's config space, when present, must name the bus its children are on (hwloc
   // places devices by these numbers, NCCL by the directory nesting; they must agree).
   for (const auto& [bus, owner] : bus_owner) {
@@ -753,7 +769,21 @@ std::optional<uint32_t> PciClass(const PciFunction& fn) {
 }
 
 bool IsBridgeClass(uint32_t c) { return (c >> 8) == 0x0604; }
-bool IsGpuClass(uint32_t c) { return (c >> 8) == 0x0300 || (c >> 8) == 0x0302; }
+Result<std::optional<uint8_t>> BusNumberAttr(const PciFunction& fn, std::string_view name) {
+  auto it = fn.attrs.find(name);
+  if (it == fn.attrs.end() || !it->second) return std::optional<uint8_t>{};
+  const std::string& text = *it->second;
+  unsigned value = 0;
+  const bool digits = !text.empty() && text.size() <= 3 &&
+                      std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
+  if (digits) value = static_cast<unsigned>(std::stoul(text));
+  if (!digits || value > 255)
+    return Fail(EINVAL, "{}: {} {} is not a bus number (decimal 0-255)", fn.bdf.ToString(), name,
+                Quote(text));
+  return std::optional<uint8_t>{static_cast<uint8_t>(value)};
+}
+
+bool IsGpuClass(uint32_t c) { return (c >> 16) == 0x03 || (c >> 8) == 0x1200; }
 bool IsNvSwitch(uint32_t c, uint32_t vendor) { return (c >> 8) == 0x0680 && vendor == 0x10de; }
 bool IsNicClass(uint32_t c) { return (c >> 16) == 0x02; }
 
@@ -802,14 +832,31 @@ Result<Snapshot> ParseSnapshotImpl(std::string_view text) {
     return Fail(E2BIG, "{} bytes exceed the limit of {}", text.size(), Limits::kJsonBytes);
   RXP_TRY(CheckNesting(text));
   Json root;
+  // A key given twice in one object: nlohmann keeps the last, which another reader of the same
+  // file (a reviewer, jq's first-wins tools) may not; strict means refused. One set of keys per
+  // open object, from the parser's events.
+  std::vector<std::set<std::string>> open_objects;
+  std::optional<std::string> duplicate;
+  auto watch_keys = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
+    if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
+    if (event == Json::parse_event_t::key && !open_objects.empty() && !duplicate &&
+        !open_objects.back().insert(parsed.get<std::string>()).second)
+      duplicate = parsed.get<std::string>();
+    return true;
+  };
   try {
-    root = Json::parse(text);
+    root = Json::parse(text, watch_keys);
   } catch (const Json::exception& e) {
-    // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, ...".
+    // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, ...", with
+    // the last token read: cut, so a 10 MB token makes no 10 MB line.
     std::string what = e.what();
     if (auto p = what.find("] "); p != std::string::npos) what = what.substr(p + 2);
+    constexpr size_t kMaxReason = 240;
+    if (what.size() > kMaxReason) what = what.substr(0, kMaxReason) + "...";
     return Fail(EINVAL, "not valid JSON: {}", what);
   }
+  if (duplicate) return Fail(EINVAL, "key {} appears twice in one object", Quote(*duplicate));
   RXP_TRY(CheckKeys(root, "top level",
                     {"schema", "version", "comment", "verbs_abi_version", "pci_functions",
                      "pci_root_parents", "rdma_devices", "netdevs", "numa", "peer_memory"}));

@@ -176,8 +176,14 @@ std::string SerializeSnapshot(const Snapshot& snapshot);
 
 // Helpers shared by the stages that interpret attributes.
 std::optional<uint32_t> PciClass(const PciFunction& fn);  // `class` >> 0 (24 bits)
+// A bridge's `secondary_bus_number` / `subordinate_bus_number` attribute: decimal 0-255, as
+// pci-sysfs.c prints it ("%u"). nullopt when absent or null; an error when malformed.
+Result<std::optional<uint8_t>> BusNumberAttr(const PciFunction& fn, std::string_view name);
 bool IsBridgeClass(uint32_t pci_class);                    // 0x0604xx PCI-to-PCI bridge
-bool IsGpuClass(uint32_t pci_class);                       // 0x0300xx VGA, 0x0302xx 3D
+// A GPU or compute accelerator, which GPU software pairs with NICs: any display controller
+// (0x03xxxx: VGA, 3D, and "other", as AMD's MI200 series and Intel's data center GPUs report)
+// or processing accelerator (0x1200xx: AMD MI300, Habana Gaudi).
+bool IsGpuClass(uint32_t pci_class);
 // An NVSwitch: class 0x0680xx ("other bridge") from NVIDIA. The class alone also matches
 // chipset functions (PIIX4 ACPI, PMCs), which a sandbox has no use for.
 bool IsNvSwitch(uint32_t pci_class, uint32_t vendor);

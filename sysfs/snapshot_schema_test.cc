@@ -80,6 +80,10 @@ TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
       {"/pci_functions/0/attrs/numa_node", "zero", "is not an integer >= -1"},
       {"/pci_functions/0/attrs/local_cpulist", "4-7", "local_cpus and local_cpulist disagree"},
       {"/pci_functions/0/config", "00ff", "expected 128 hex digits"},
+      {"/pci_functions/0/attrs/secondary_bus_number", "2", "says bus 02, but its children are on bus 01"},
+      {"/pci_functions/0/attrs/secondary_bus_number", "0x1", "is not a bus number"},
+      {"/pci_functions/0/attrs/subordinate_bus_number", "256", "is not a bus number"},
+      {"/pci_functions/0/attrs/subordinate_bus_number", "0", "is below its children's bus 01"},
       {"/pci_functions/0/driver", "../../../etc", "contains '/'"},
       {"/pci_functions/9/physfn", "0000:81:00.7", "physfn 0000:81:00.7 is not in pci_functions"},
       {"/pci_functions/10/physfn", "0000:81:00.2", "physfn names the function itself"},
@@ -202,6 +206,31 @@ TEST_CASE("Absurd sizes and nesting are refused before any allocation they ask f
   auto r = ParseSnapshot(j.dump());
   REQUIRE_FALSE(r.ok());
   CHECK_THAT(r.error().reason, Catch::Contains("GID table entries in all"));
+}
+
+// The loader is strict: a key given twice in one object is refused (nlohmann alone keeps the
+// last, which a reviewer of the file may not have read as the one that counts), and a parse
+// error names the offending token only in part.
+TEST_CASE("Duplicate keys are refused, and parse errors stay one short line") {
+  const std::string base = SerializeSnapshot(testing::MiniHost());
+  const std::string dup_top = "{\"version\": 2, " + base.substr(base.find('{') + 1);
+  auto r = ParseSnapshot(dup_top);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().reason, Catch::Contains("key 'version' appears twice"));
+  std::string dup_bdf = base;
+  const size_t bdf = dup_bdf.find("\"bdf\"");
+  REQUIRE(bdf != std::string::npos);
+  dup_bdf.insert(bdf, "\"bdf\": \"0000:00:03.0\", ");
+  r = ParseSnapshot(dup_bdf);
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().reason, Catch::Contains("key 'bdf' appears twice"));
+  // The same key in two objects is no duplicate.
+  CHECK(ParseSnapshot(base).ok());
+  // A 1 MB unterminated string: the reason quotes a bounded part of it.
+  r = ParseSnapshot("{\"comment\": \"" + std::string(1 << 20, 'x'));
+  REQUIRE_FALSE(r.ok());
+  CHECK_THAT(r.error().reason, Catch::Contains("not valid JSON"));
+  CHECK(r.error().reason.size() < 300);
 }
 
 TEST_CASE("The loader never crashes on corrupted input") {

@@ -68,10 +68,18 @@ std::array<uint8_t, 64> ConfigFor(const PciFunction& fn, const BusRange* range) 
   if (IsBridgeClass(cls)) {
     c[0x0e] = 0x01;  // PCI_HEADER_TYPE_BRIDGE
     c[0x18] = fn.bdf.bus;  // PCI_PRIMARY_BUS
-    if (range) {
-      c[0x19] = range->secondary;    // PCI_SECONDARY_BUS
-      c[0x1a] = range->subordinate;  // PCI_SUBORDINATE_BUS
-    }
+    // The bus range as the attributes say (validated against the children), else as the
+    // children show it: a selection may drop the bridges that used the top of the range, and
+    // an empty hot-plug port has no children at all.
+    const auto bus_attr = [&](std::string_view name) -> std::optional<uint8_t> {
+      auto v = BusNumberAttr(fn, name);  // a validated snapshot's are numbers
+      return v ? *v : std::nullopt;
+    };
+    const auto secondary = bus_attr("secondary_bus_number");
+    const auto subordinate = bus_attr("subordinate_bus_number");
+    c[0x19] = range ? range->secondary : secondary.value_or(0);  // PCI_SECONDARY_BUS
+    c[0x1a] = std::max<uint8_t>(range ? range->subordinate : 0,
+                                subordinate.value_or(0));      // PCI_SUBORDINATE_BUS
   } else {
     put16(0x2c, AttrHex16(fn, "subsystem_vendor"));  // PCI_SUBSYSTEM_VENDOR_ID
     put16(0x2e, AttrHex16(fn, "subsystem_device"));  // PCI_SUBSYSTEM_ID

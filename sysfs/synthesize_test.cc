@@ -240,6 +240,29 @@ TEST_CASE("A config header is synthesized when the snapshot has none") {
   CHECK(static_cast<uint8_t>(gpu[0x0e]) == 0x00);
 }
 
+// The bus number attributes name a bridge's whole range: a hot-plug port reserves buses it has
+// no children on yet, and a selection may drop the bridges that used the top of a range.
+TEST_CASE("A synthesized config header keeps the bus range the attributes give") {
+  Snapshot s = testing::MiniHost();
+  for (auto& fn : s.pci_functions) {
+    fn.config.reset();
+    if (fn.bdf.ToString() == "0000:01:00.0") {
+      fn.attrs["secondary_bus_number"] = "2";
+      fn.attrs["subordinate_bus_number"] = "31";
+    }
+    if (fn.bdf.ToString() == "0000:02:01.0") fn.attrs["subordinate_bus_number"] = "9";
+  }
+  auto tree = Synthesize(s);
+  REQUIRE(tree.ok());
+  SysfsVfs vfs(std::make_shared<const Tree>(std::move(*tree)));
+  std::string up = Read(vfs, "/sys/bus/pci/devices/0000:01:00.0/config");
+  CHECK(static_cast<uint8_t>(up[0x19]) == 0x02);
+  CHECK(static_cast<uint8_t>(up[0x1a]) == 31);
+  std::string down = Read(vfs, "/sys/bus/pci/devices/0000:02:01.0/config");
+  CHECK(static_cast<uint8_t>(down[0x19]) == 0x04);  // its child's bus
+  CHECK(static_cast<uint8_t>(down[0x1a]) == 0x09);
+}
+
 TEST_CASE("An invalid snapshot is refused before anything is built") {
   Snapshot s = testing::MiniHost();
   s.rdma_devices[0].pci = ParseBdf("0000:99:00.0").value();

@@ -35,15 +35,22 @@ std::string AttrOr(const PciFunction* fn, std::string_view name, std::string_vie
   return *it->second;
 }
 
-// The snapshot keeps every display controller (the definition of a GPU), but the
-// matrix, like nvidia-smi, shows compute GPUs: 3D controllers, and VGA controllers from
-// NVIDIA or AMD. A server's BMC VGA (ASPEED, Matrox) is not one.
+// The snapshot keeps every display controller and processing accelerator (IsGpuClass), but
+// the matrix, like nvidia-smi and rocm-smi, shows compute GPUs: 3D controllers, processing
+// accelerators (AMD MI300, Gaudi), VGA controllers from NVIDIA or AMD, and "other" display
+// controllers from NVIDIA, AMD (MI200) or Intel (data center GPU Max). A server's BMC VGA
+// (ASPEED, Matrox) and an integrated Intel VGA are not.
 bool IsComputeGpu(const PciFunction& fn) {
   auto cls = PciClass(fn);
   if (!cls || !IsGpuClass(*cls)) return false;
-  if ((*cls >> 8) == 0x0302) return true;
+  const uint32_t subclass = *cls >> 8;
+  if (subclass == 0x0302 || subclass == 0x1200) return true;
   auto vendor = fn.attrs.find("vendor");
-  return vendor != fn.attrs.end() && (vendor->second == "0x10de" || vendor->second == "0x1002");
+  if (vendor == fn.attrs.end() || !vendor->second) return false;
+  const std::string& v = *vendor->second;
+  if (subclass == 0x0300) return v == "0x10de" || v == "0x1002";
+  if (subclass == 0x0380) return v == "0x10de" || v == "0x1002" || v == "0x8086";
+  return false;
 }
 
 }  // namespace
@@ -105,6 +112,7 @@ TopoMatrix BuildTopoMatrix(const Snapshot& s) {
   for (size_t i = 0; i < nics.size(); ++i) endpoint(fmt::format("NIC{}", i), nics[i].first, nics[i].second);
 
   size_t n = m.endpoints.size();
+  if (n > kMaxMatrixEndpoints) return m;
   m.cells.assign(n, std::vector<PathType>(n, PathType::kNone));
   for (size_t r = 0; r < n; ++r)
     for (size_t c = 0; c < n; ++c) {
@@ -119,6 +127,19 @@ TopoMatrix BuildTopoMatrix(const Snapshot& s) {
 std::string FormatTopoMatrix(const TopoMatrix& m) {
   std::string out;
   if (m.endpoints.empty()) return "No GPUs or NICs in this snapshot.\n";
+  if (m.cells.size() != m.endpoints.size()) {
+    // Too many for a matrix (kMaxMatrixEndpoints): one line each, in linear space and time.
+    out += fmt::format("{} GPUs and NICs: more than the {} a matrix is printed for; each with "
+                       "its affinity:\n\n", m.endpoints.size(), kMaxMatrixEndpoints);
+    out += fmt::format("{:<10}{:<24}{:<16}{}\n", "", "Device", "CPU Affinity", "NUMA Affinity");
+    for (const auto& e : m.endpoints)
+      out += fmt::format("{:<10}{:<24}{:<16}{}\n", e.label,
+                         e.pci && e.label.starts_with("NIC")
+                             ? fmt::format("{} ({})", e.name, e.pci->ToString())
+                             : e.name,
+                         e.cpus, e.numa);
+    return out;
+  }
   size_t label_w = 6;
   for (const auto& e : m.endpoints) label_w = std::max(label_w, e.label.size() + 2);
   size_t cpu_w = 14;

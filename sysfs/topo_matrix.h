@@ -33,12 +33,17 @@ struct TopoEndpoint {
   std::string numa;        // numa_node, "N/A" when unknown
 };
 
+// The most endpoints a matrix is built for: its cells grow with the square of them (4,096
+// GPUs would be 16 million cells, 150 MB of text), and nvidia-smi's matrix serves a node's
+// handful. Past this the endpoints are listed with their affinity, without cells.
+inline constexpr size_t kMaxMatrixEndpoints = 256;
+
 struct TopoMatrix {
   std::vector<TopoEndpoint> endpoints;      // GPUs (PCI order), then NICs (natural name order)
-  std::vector<std::vector<PathType>> cells;  // cells[row][col]
+  std::vector<std::vector<PathType>> cells;  // cells[row][col]; empty past kMaxMatrixEndpoints
 };
 
-// GPUs are the snapshot's 3D controllers and NVIDIA/AMD VGA controllers (not a BMC's VGA);
+// GPUs are the snapshot's compute GPUs and accelerators (not a BMC's VGA: topo_matrix.cc);
 // NICs its RDMA devices plus netdevs on PCI functions no RDMA device uses (a gVNIC).
 TopoMatrix BuildTopoMatrix(const Snapshot& snapshot);
 std::string FormatTopoMatrix(const TopoMatrix& matrix);

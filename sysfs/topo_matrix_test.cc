@@ -2,6 +2,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "sysfs/testing/hosts.h"
 
 namespace rxp::sysfs {
@@ -77,6 +79,50 @@ TEST_CASE("The matrix prints like nvidia-smi topo -m") {
   CHECK_THAT(text, Catch::Contains("NIC4  N/A   N/A   N/A   N/A   N/A   N/A   X     N/A           N/A\n"));
   CHECK_THAT(text, Catch::Contains("  NIC1: mlx5_0 (0000:03:00.0)"));
   CHECK_THAT(text, Catch::Contains("PIX  = Connection traversing at most a single PCIe bridge"));
+}
+
+// The cells grow with the square of the endpoints: past kMaxMatrixEndpoints they are listed,
+// one line each, so a snapshot of thousands of GPUs prints in linear time and space.
+TEST_CASE("Too many endpoints for a matrix are listed with their affinity") {
+  const Snapshot big = testing::SyntheticHost(kMaxMatrixEndpoints);  // a GPU and a NIC per slot
+  const TopoMatrix m = BuildTopoMatrix(big);
+  REQUIRE(m.endpoints.size() > kMaxMatrixEndpoints);
+  CHECK(m.cells.empty());
+  const std::string text = FormatTopoMatrix(m);
+  CHECK_THAT(text, Catch::Contains("more than the 256 a matrix is printed for"));
+  CHECK(static_cast<size_t>(std::count(text.begin(), text.end(), '\n')) ==
+        m.endpoints.size() + 3);
+  CHECK_THAT(text, Catch::Contains("GPU0      "));
+  const TopoMatrix small = BuildTopoMatrix(testing::SyntheticHost(kMaxMatrixEndpoints / 2));
+  CHECK(small.cells.size() == small.endpoints.size());
+}
+
+// AMD's datacenter GPUs are no VGA: MI300X is a processing accelerator (0x1200), MI250X an
+// "other" display controller (0x0380). Both are GPUs of the matrix; an integrated Intel VGA is
+// not.
+TEST_CASE("Processing accelerators and other display controllers are matrix GPUs") {
+  auto with_gpu1 = [](const char* cls, const char* vendor) {
+    Snapshot host = testing::MiniHost();
+    for (auto& fn : host.pci_functions)
+      if (fn.bdf.ToString() == "0000:82:00.0") {
+        fn.attrs["class"] = cls;
+        fn.attrs["vendor"] = vendor;
+      }
+    std::vector<std::string> gpus;
+    for (const auto& e : BuildTopoMatrix(host).endpoints)
+      if (e.label.starts_with("GPU")) gpus.push_back(e.name);
+    return gpus;
+  };
+  const std::vector<std::string> both{"0000:04:00.0", "0000:82:00.0"};
+  CHECK(with_gpu1("0x120000", "0x1002") == both);  // MI300X
+  CHECK(with_gpu1("0x038000", "0x1002") == both);  // MI250X
+  CHECK(with_gpu1("0x120000", "0x1da3") == both);  // Gaudi2
+  CHECK(with_gpu1("0x030000", "0x8086") == std::vector<std::string>{"0000:04:00.0"});
+  CHECK(with_gpu1("0x030000", "0x1a03") == std::vector<std::string>{"0000:04:00.0"});  // BMC
+  CHECK(IsGpuClass(0x120000));
+  CHECK(IsGpuClass(0x038000));
+  CHECK_FALSE(IsGpuClass(0x020000));
+  CHECK_FALSE(IsGpuClass(0x120100));  // 0x1201: an FPGA accelerator class of its own
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // (docs/sysfs.md). Errors become one line on stderr and exit status 1.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -27,12 +29,21 @@ int Report(std::string_view command, const Error& error) {
   return 1;
 }
 
+// Standard output, checked: a full disk or a closed pipe fails the command (exit 1) instead of
+// losing the output at exit, when stdio flushes it and nobody looks.
+Result<void> WriteStdout(std::string_view text) {
+  errno = 0;
+  if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
+    const int errnum = errno != 0 ? errno : EIO;
+    std::clearerr(stdout);
+    return Fail(errnum, "cannot write to standard output: {}", std::strerror(errnum));
+  }
+  return Ok();
+}
+
 // -o / --write-selected: '-' is stdout; a path is written by SaveSnapshotFile.
 Result<void> SaveOutput(const Snapshot& snapshot, const std::string& path) {
-  if (path == "-") {
-    fmt::print("{}", sysfs::SerializeSnapshot(snapshot));
-    return Ok();
-  }
+  if (path == "-") return WriteStdout(sysfs::SerializeSnapshot(snapshot));
   return sysfs::SaveSnapshotFile(snapshot, path);
 }
 
@@ -184,14 +195,14 @@ void AddShow(CLI::App* sysfs) {
   RegisterRunner(sub, [f] {
     auto selected = LoadSelected(f->in, f->select);
     if (!selected) return Report("show", selected.error());
-    fmt::print("{}", sysfs::FormatTopoMatrix(sysfs::BuildTopoMatrix(*selected)));
+    std::string out = sysfs::FormatTopoMatrix(sysfs::BuildTopoMatrix(*selected));
     if (selected->numa) {
-      fmt::print("\nNUMA nodes:\n\n");
+      out += "\nNUMA nodes:\n\n";
       for (const auto& n : selected->numa->nodes) {
         std::string memory =
             n.mem_total_kb ? fmt::format(", {:.1f} GiB", static_cast<double>(*n.mem_total_kb) / (1 << 20)) : "";
         std::string distance = n.distance.empty() ? "" : fmt::format(" (distance {})", n.distance);
-        fmt::print("  node{}: cpus {}{}{}\n", n.id, n.cpulist, memory, distance);
+        out += fmt::format("  node{}: cpus {}{}{}\n", n.id, n.cpulist, memory, distance);
       }
     }
     const auto& pm = selected->peer_memory;
@@ -199,9 +210,10 @@ void AddShow(CLI::App* sysfs) {
     if (pm.nvidia_peermem) markers.push_back("nvidia_peermem");
     if (pm.nv_mem) markers.push_back("nv_mem");
     if (pm.nv_mem_nc) markers.push_back("nv_mem_nc");
-    fmt::print("\nGPUDirect RDMA peer-memory markers: {}\n",
-               markers.empty() ? std::string("none (GPUDirect only through DMA-BUF)")
-                               : fmt::format("{}", fmt::join(markers, " ")));
+    out += fmt::format("\nGPUDirect RDMA peer-memory markers: {}\n",
+                       markers.empty() ? std::string("none (GPUDirect only through DMA-BUF)")
+                                       : fmt::format("{}", fmt::join(markers, " ")));
+    if (auto written = WriteStdout(out); !written) return Report("show", written.error());
     return 0;
   });
 }

@@ -21,6 +21,16 @@ grep -q '"rdmaproxy-sysfs-snapshot"' regular.json || fail "select -o FILE: not a
 "$rxp" sysfs select "$fixture" -o - >stdout.json
 cmp -s stdout.json regular.json || fail "select -o - is not the snapshot on stdout"
 
+# A standard output that cannot be written (a full disk) fails the command, whatever the size.
+if [[ -w /dev/full ]]; then
+  for cmd in "select $fixture -o -" "show $fixture"; do
+    # shellcheck disable=SC2086
+    if "$rxp" sysfs $cmd >/dev/full 2>full.err; then fail "sysfs $cmd >/dev/full: exit 0"; fi
+    grep -q "ENOSPC: cannot write to standard output" full.err ||
+      fail "sysfs $cmd >/dev/full: $(cat full.err)"
+  done
+fi
+
 # --devices takes one comma list per use: the snapshot after it stays the positional.
 "$rxp" sysfs select --devices rxe0 "$fixture" --devices rxe1 -o - >both.json ||
   fail "select --devices X SNAPSHOT: refused"
