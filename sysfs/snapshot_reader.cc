@@ -20,6 +20,14 @@ class Reader {
   Reader(const FsView& sys, const ReadOptions& opts) : sys_(sys), opts_(opts) {}
 
   Result<ReadResult> Run() {
+    // A sysfs mount has both; a wrong --root (/, an empty directory, a fake root's top rather
+    // than its sys/) would otherwise read as a host with nothing in it.
+    for (const char* dir : {"/class", "/devices"}) {
+      auto kind = sys_.Kind(dir, /*follow=*/true);
+      if (!kind || *kind != FileKind::kDir)
+        return Fail(ENOENT, "no {}/ directory: this is not a sysfs tree (for a fake root, "
+                    "name its sys/)", dir + 1);
+    }
     RXP_TRY(ReadVerbsAbi());
     RXP_TRY(ReadUverbsMap());
     RXP_TRY(ReadRdmaDevices());

@@ -124,6 +124,23 @@ TEST_CASE("Hyper-V vPCI: the root complex below its VMBus device") {
   CHECK(ParsePciPath(deep + "/pci0001:00/0001:00:00.0").error().errnum == E2BIG);
 }
 
+// A wrong --root must not read as a host with nothing in it.
+TEST_CASE("A root that is no sysfs tree is refused, not read as an empty host") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  for (const std::string& root : {std::string(tmp / ""), std::string(tmp / "sys/class")}) {
+    auto disk = DiskFs::Open(root);
+    REQUIRE(disk.ok());
+    auto r = ReadSnapshot(*disk);
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.error().errnum == ENOENT);
+    CHECK_THAT(r.error().reason, Catch::Contains("is not a sysfs tree"));
+  }
+  auto disk = DiskFs::Open(tmp / "sys");
+  REQUIRE(disk.ok());
+  CHECK(ReadSnapshot(*disk).ok());
+}
+
 TEST_CASE("A hostile tree on disk cannot lead the reader outside it") {
   TempDir tmp;
   REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());

@@ -463,6 +463,10 @@ Result<void> ValidateNuma(const Numa& numa) {
       if (sp == std::string::npos) break;
       pos = sp + 1;
     }
+    // node_read_distance() prints one entry per online node, and the snapshot keeps them all.
+    if (!n.distance.empty() && count != numa.nodes.size())
+      return Fail(EINVAL, "{}.distance: {} entries for {} NUMA nodes", path, count,
+                  numa.nodes.size());
   }
   return Ok();
 }
@@ -634,6 +638,7 @@ Result<void> ValidateRdma(const Snapshot& s) {
     return Fail(E2BIG, "rdma_devices: {} entries exceed {}", s.rdma_devices.size(), Limits::kRdmaDevices);
   size_t gid_total = 0, pkey_total = 0;
   std::set<std::string, std::less<>> uverbs_names;
+  std::set<DevNum> uverbs_devs;
   for (size_t i = 0; i < s.rdma_devices.size(); ++i) {
     const RdmaDevice& d = s.rdma_devices[i];
     std::string path = fmt::format("rdma_devices[{}]", i);
@@ -648,6 +653,12 @@ Result<void> ValidateRdma(const Snapshot& s) {
       std::string ppath = fmt::format("{}.ports[{}]", path, p);
       if (p > 0 && d.ports[p - 1].number >= port.number)
         return Fail(EEXIST, "{}: duplicate port {}", ppath, port.number);
+      // Port 0 is a switch's management port; a CA's ports count from 1 (rdma_start_port()).
+      if (port.number == 0) {
+        auto type = d.attrs.find("node_type");
+        if (type == d.attrs.end() || !type->second || !type->second->starts_with("2"))
+          return Fail(EINVAL, "{}: port 0 exists only on a switch (node_type 2)", ppath);
+      }
       RXP_TRY(CheckAttrs(port.attrs, kPortAttrs, ppath));
       gid_total += port.gid_table_len;
       pkey_total += port.pkeys.size();
@@ -679,6 +690,9 @@ Result<void> ValidateRdma(const Snapshot& s) {
       RXP_TRY(CheckUverbsName(path + ".uverbs.name", uv.name));
       if (!uverbs_names.insert(uv.name).second)
         return Fail(EEXIST, "{}.uverbs.name: {} is used by two devices", path, uv.name);
+      if (!uverbs_devs.insert(uv.dev).second)
+        return Fail(EEXIST, "{}.uverbs.dev: {}:{} is used by two devices", path, uv.dev.major,
+                    uv.dev.minor);
       if (uv.host_name) RXP_TRY(CheckUverbsName(path + ".uverbs.host_name", *uv.host_name));
       if (uv.host_name.has_value() != uv.host_dev.has_value())
         return Fail(EINVAL, "{}.uverbs: host_name and host_dev come together", path);
