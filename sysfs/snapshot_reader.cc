@@ -15,6 +15,34 @@ namespace {
 
 constexpr size_t kAttrMax = Limits::kAttrBytes;
 
+// Whether `text` is well-formed UTF-8 (RFC 3629: no overlongs, surrogates or values past
+// U+10FFFF). A snapshot is JSON, whose strings are UTF-8: other bytes cannot survive in it.
+bool IsUtf8(std::string_view text) {
+  size_t i = 0;
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    // The lead byte says how many continuation bytes follow; 0xc0, 0xc1 and 0xf5.. never lead.
+    const size_t extra = c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2
+                         : c >= 0xf0 && c <= 0xf4 ? 3 : 0;
+    if (extra == 0 || i + extra >= text.size()) return false;
+    uint32_t cp = c & (0x7fu >> (extra + 1));
+    for (size_t k = 1; k <= extra; ++k) {
+      const auto t = static_cast<unsigned char>(text[i + k]);
+      if ((t & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (t & 0x3f);
+    }
+    if ((extra == 2 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+        (extra == 3 && (cp < 0x10000 || cp > 0x10ffff)))
+      return false;
+    i += extra + 1;
+  }
+  return true;
+}
+
 class Reader {
  public:
   Reader(const FsView& sys, const ReadOptions& opts) : sys_(sys), opts_(opts) {}
@@ -67,6 +95,9 @@ class Reader {
     while (!text->empty() && text->back() == '\0') text->pop_back();
     if (text->empty()) return AttrValue{};
     if (text->back() == '\n') text->pop_back();
+    if (!IsUtf8(*text))
+      Warn(fmt::format("{}: not UTF-8 text; the snapshot (JSON) holds its other bytes as U+FFFD",
+                       Quote(path)));
     return AttrValue{std::move(*text)};
   }
 

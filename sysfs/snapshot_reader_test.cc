@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -122,6 +124,36 @@ TEST_CASE("Hyper-V vPCI: the root complex below its VMBus device") {
   std::string deep = "/devices";
   for (int i = 0; i < 17; ++i) deep += "/d" + std::to_string(i);
   CHECK(ParsePciPath(deep + "/pci0001:00/0001:00:00.0").error().errnum == E2BIG);
+}
+
+// JSON strings are UTF-8: an attribute with other bytes cannot round-trip, and says so.
+TEST_CASE("An attribute that is not UTF-8 is read with a warning") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  const std::string dir = tmp / "sys/class/infiniband/mlx5_0";
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
+  auto put = [&](const std::string& name, const std::string& text) {
+    fs::remove(dir + "/" + name);
+    std::FILE* f = std::fopen((dir + "/" + name).c_str(), "w");
+    REQUIRE(f != nullptr);
+    std::fputs(text.c_str(), f);
+    std::fclose(f);
+  };
+  auto warnings = [&] {
+    auto disk = DiskFs::Open(tmp / "sys");
+    REQUIRE(disk.ok());
+    auto r = ReadSnapshot(*disk);
+    REQUIRE(r.ok());
+    return r->warnings;
+  };
+  put("node_desc", "r\xc3\xa9seau \xe2\x82\xac \xf0\x9f\x98\x80\n");  // UTF-8: no warning
+  CHECK(warnings().empty());
+  for (const char* bad : {"\xff\xfe\n", "a\xc3\n", "\xc0\xaf\n", "\xed\xa0\x80\n"}) {
+    put("node_desc", bad);  // not UTF-8, cut short, overlong, a surrogate
+    const auto w = warnings();
+    REQUIRE(w.size() == 1);
+    CHECK_THAT(w[0], Catch::Contains("node_desc': not UTF-8 text"));
+  }
 }
 
 // A wrong --root must not read as a host with nothing in it.
