@@ -465,8 +465,16 @@ class Reader {
     if (!names) return std::move(names).error();
     for (const auto& name : *names) {
       if (!name.starts_with("node")) continue;
-      auto id = ParseDecimal("node", std::string_view(name).substr(4), Limits::kNumaNodes - 1);
-      if (!id) continue;  // "node" alone is not a node directory
+      const std::string_view digits = std::string_view(name).substr(4);
+      auto id = ParseDecimal("node", digits, Limits::kNumaNodes - 1);
+      if (!id) {
+        // "node" alone, or "nodeX", is not a node directory; a number past the limit is one.
+        if (!digits.empty() && std::all_of(digits.begin(), digits.end(),
+                                           [](char c) { return c >= '0' && c <= '9'; }))
+          Warn(fmt::format("skipped NUMA node {}: ids above {} are not supported", Quote(name),
+                           Limits::kNumaNodes - 1));
+        continue;
+      }
       std::string dir = "/devices/system/node/" + name;
       NumaNode node;
       node.id = static_cast<uint32_t>(*id);

@@ -156,6 +156,22 @@ TEST_CASE("An attribute that is not UTF-8 is read with a warning") {
   }
 }
 
+TEST_CASE("A NUMA node past the supported ids is skipped with a warning") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  const std::string nodes = tmp / "sys/devices/system/node";
+  fs::permissions(nodes, fs::perms::owner_all, fs::perm_options::add);
+  fs::create_directory(nodes + "/node1024");
+  fs::create_directory(nodes + "/nodeX");  // no node: skipped quietly
+  auto disk = DiskFs::Open(tmp / "sys");
+  REQUIRE(disk.ok());
+  auto r = ReadSnapshot(*disk);
+  REQUIRE(r.ok());
+  REQUIRE(r->warnings.size() == 1);
+  CHECK_THAT(r->warnings[0], Catch::Contains("skipped NUMA node 'node1024'"));
+  CHECK(r->snapshot.numa->nodes.size() == 2);
+}
+
 // A wrong --root must not read as a host with nothing in it.
 TEST_CASE("A root that is no sysfs tree is refused, not read as an empty host") {
   TempDir tmp;
