@@ -14,7 +14,6 @@
 namespace rxp::proxy {
 namespace {
 
-
 // enum rdma_cm_event_type: RDMA_CM_EVENT_CONNECT_REQUEST creates a new id for the connection.
 constexpr uint32_t kConnectRequest = 4;
 
@@ -59,6 +58,16 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
                 Refusal::kDecode);
   auto req = abi::DecodeUcmaWrite(c->raw);
   if (!req) return fail(std::move(req).error(), Refusal::kDecode);
+  // The handlers read at most their struct of `in` (copy_from_user of sizeof(cmd), or of
+  // min(in, sizeof(cmd))): what is forwarded is that much, with `in` saying so, whatever the
+  // app's `in` was -- never more than a command of its own.
+  if (const size_t whole = req->command->request->size; req->header.in > whole) {
+    c->raw.resize(sizeof(rdma_ucm_cmd_hdr) + whole);
+    const auto in = static_cast<uint16_t>(whole);
+    std::memcpy(c->raw.data() + offsetof(rdma_ucm_cmd_hdr, in), &in, sizeof(in));
+    req = abi::DecodeUcmaWrite(c->raw);
+    if (!req) return fail(std::move(req).error(), Refusal::kDecode);
+  }
   c->request = *req;
   const abi::UcmaCommand& cmd = *req->command;
   if (auto e = CheckEntry(engine_.policy(), cmd.policy, cmd.short_name, cmd.name); !e)

@@ -141,6 +141,18 @@ TEST_CASE("rdma_cm: write counts as ucma_write() takes them", "[engine][rdma_cm]
   CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(bytes), bytes.size()) == 8192);
   CHECK(forwarded == sizeof(hdr) + sizeof(body));
   CHECK(f.file->live_ids() == 1);
+  // An `in` past the struct: the handler reads its struct only, and so much is forwarded.
+  uint16_t forwarded_in = 0;
+  const auto answer = f.host.on_write;
+  f.host.on_write = [&](const void* buf, size_t len) {
+    std::memcpy(&forwarded_in, static_cast<const std::byte*>(buf) + 4, 2);
+    return answer(buf, len);
+  };
+  const rdma_ucm_cmd_hdr wide{RDMA_USER_CM_CMD_CREATE_ID, 6000, sizeof(rdma_ucm_create_id_resp)};
+  std::memcpy(bytes.data(), &wide, sizeof(wide));
+  CHECK(f.file->Write(f.memory, f.fds, f.host, f.memory.PutBytes(bytes), bytes.size()) == 8192);
+  CHECK(forwarded == sizeof(hdr) + sizeof(body));
+  CHECK(forwarded_in == sizeof(body));
 }
 
 // ucma_migrate_id(): fdget() failing is ENOENT, a file that is not rdma_cm EINVAL.
