@@ -1632,12 +1632,16 @@ TEST_CASE("extended commands: a short request reaches the kernel zero-extended, 
   CHECK(f.engine.usage().live(UVERBS_OBJECT_CQ) == 2);
   // Only user_handle (inline): the zeroed comp_channel names fd 0, which is no completion
   // channel of the app -- the kernel's EBADF (ib_uverbs_lookup_comp_file), not forwarded.
+  // INVOKE_WRITE of `command` with an inline CORE_IN and, unless out_len is 0, a CORE_OUT.
+  const auto inline_invoke = [&](uint32_t command, uint64_t core_in, uint16_t in_len,
+                                 uint16_t out_len) {
+    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
+    b.Inline(UVERBS_ATTR_WRITE_CMD, command, 8).Inline(UVERBS_ATTR_CORE_IN, core_in, in_len);
+    if (out_len != 0) b.Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(out_len), out_len);
+    return f.Ioctl(b.Build());
+  };
   int calls = f.host.calls;
-  IoctlBuilder only_handle(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  only_handle.Inline(UVERBS_ATTR_WRITE_CMD, ex_create_cq, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 0x66, 8)
-      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(8), 8);
-  CHECK(f.Ioctl(only_handle.Build()) == -EBADF);
+  CHECK(inline_invoke(ex_create_cq, 0x66, 8, 8) == -EBADF);
   CHECK(f.host.calls == calls);
   // EX_MODIFY_CQ of CQ 9 with an inline 8-byte CORE_IN (cq_handle, attr_mask): its 16 bytes
   // go out as a pointer, since an inline attribute holds 8 at most (uverbs_attr_ptr_is_inline).
@@ -1649,11 +1653,8 @@ TEST_CASE("extended commands: a short request reaches the kernel zero-extended, 
     CHECK(cmd.attr.cq_count == 0);
     return 0L;
   };
-  IoctlBuilder modify(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  modify.Inline(UVERBS_ATTR_WRITE_CMD,
-                IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_MODIFY_CQ, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 9, 8);
-  CHECK(f.Ioctl(modify.Build()) == 0);
+  CHECK(inline_invoke(IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_MODIFY_CQ, 9, 8, 0) ==
+        0);
   CHECK(f.host.calls == calls + 1);
 
   // EX_QUERY_DEVICE with a 4-byte CORE_IN stays inline, its other 4 bytes zeroed; the 32-byte
@@ -1668,18 +1669,11 @@ TEST_CASE("extended commands: a short request reaches the kernel zero-extended, 
     return 0L;
   };
   const uint32_t ex_query = IB_USER_VERBS_CMD_FLAG_EXTENDED | IB_USER_VERBS_EX_CMD_QUERY_DEVICE;
-  IoctlBuilder q(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  q.Inline(UVERBS_ATTR_WRITE_CMD, ex_query, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 0xdead000000000000, 4)  // bytes past len are not the request
-      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(32), 32);
-  CHECK(f.Ioctl(q.Build()) == 0);
+  // The bytes past the 4 of the request are not the request.
+  CHECK(inline_invoke(ex_query, 0xdead000000000000, 4, 32) == 0);
   // A legacy command keeps verify_hdr's sizes: ENOSPC, not forwarded.
   calls = f.host.calls;
-  IoctlBuilder legacy(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_INVOKE_WRITE, RDMA_DRIVER_RXE);
-  legacy.Inline(UVERBS_ATTR_WRITE_CMD, IB_USER_VERBS_CMD_QUERY_DEVICE, 8)
-      .Inline(UVERBS_ATTR_CORE_IN, 0, 8)
-      .Pointer(UVERBS_ATTR_CORE_OUT, f.memory.Alloc(32), 32);
-  CHECK(f.Ioctl(legacy.Build()) == -ENOSPC);
+  CHECK(inline_invoke(IB_USER_VERBS_CMD_QUERY_DEVICE, 0, 8, 32) == -ENOSPC);
   CHECK(f.host.calls == calls);
 }
 
