@@ -1125,13 +1125,15 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
     }
   }
   if (engine_.tracing()) {
+    // What the app sees: a command the kernel ran can still fail for it (an fd it cannot be
+    // given, a result its memory does not take), and a write returns the app's own count.
     abi::CallOutcome outcome;
-    outcome.ret = result;
-    outcome.errnum = result < 0 ? static_cast<int>(-result) : 0;
+    outcome.ret = app_result;
+    outcome.errnum = app_result < 0 ? static_cast<int>(-app_result) : 0;
     AppPayloads after(memory);
     outcome.out = &after;
     std::vector<std::byte> app_attrs;
-    if (c.kind == UverbsCommand::Kind::kIoctl && result >= 0) {
+    if (c.kind == UverbsCommand::Kind::kIoctl && app_result >= 0) {
       app_attrs.resize(kAttr * c.request.num_attrs);
       if (memory.Read(c.app_arg + sizeof(abi::IoctlHeader), app_attrs)) outcome.attrs_after = app_attrs;
     }

@@ -676,9 +676,13 @@ TEST_CASE("fds: completion channels must be this file's, new fds become app fds"
   f.fds.adopt_errno = EMFILE;
   IoctlBuilder ev2(UVERBS_OBJECT_ASYNC_EVENT, UVERBS_METHOD_ASYNC_EVENT_ALLOC, RDMA_DRIVER_RXE);
   ev2.Handle(UVERBS_ATTR_ASYNC_EVENT_ALLOC_FD_HANDLE, 0);
+  f.trace.clear();
   CHECK(f.Ioctl(ev2.Build()) == -EMFILE);
   CHECK(static_cast<int64_t>(f.AppAttr(0).data) == -1);
   CHECK(f.fds.closed == std::vector<int>{66});
+  // The trace says what the app saw, not what the kernel answered.
+  REQUIRE(f.trace.size() == 1);
+  CHECK_THAT(f.trace[0], Catch::Contains("= -1 EMFILE"));
 }
 
 TEST_CASE("policy: denied methods and content rules are refused before the kernel",

@@ -329,8 +329,8 @@ Result<MaterializeStats> Materialize(const Tree& tree, const std::string& out_di
   if (!existing) return std::move(existing).error();
   if (!existing->empty()) {
     if (!options.replace_existing)
-      return Fail(EEXIST, "{} is not empty ({} entries); pass --force to replace its contents",
-                  out_dir, existing->size());
+      return Fail(EEXIST, "{} is not empty ({} entries); nothing was written", out_dir,
+                  existing->size());
     struct stat st {};
     if (::fstat(root.get(), &st) != 0) return Errno("stat", out_dir);
     RXP_TRY(RemoveContents(root.get(), st.st_dev, out_dir, 0));

@@ -63,10 +63,10 @@ struct SelectFlags {
 
   void Add(CLI::App* sub) {
     devices_opt = sub->add_option("--devices", devices, "RDMA devices the sandbox gets (default: all)")
-                      ->delimiter(',')->allow_extra_args(false);
+                      ->delimiter(',')->allow_extra_args(false)->type_name("NAME[,NAME...]");
     netdevs_opt = sub->add_option("--netdevs", netdevs,
                                   "netdevs the sandbox gets (default: those of the kept devices)")
-                      ->delimiter(',')->allow_extra_args(false);
+                      ->delimiter(',')->allow_extra_args(false)->type_name("NAME[,NAME...]");
     sub->add_flag("--drop-gidless", drop_gidless,
                   "drop RDMA devices (and their NIC functions) with no GID usable in the sandbox");
     sub->add_flag("--renumber", renumber, "rename uverbs devices to uverbs0..N-1, keeping the host mapping");
@@ -106,9 +106,10 @@ void AddSnapshot(CLI::App* sysfs) {
   auto f = std::make_shared<Flags>();
   auto* sub = sysfs->add_subcommand("snapshot", "Read a host sysfs into a snapshot (JSON)");
   sub->add_option("--root", f->root, "the sysfs to read (default /sys; a fake root's sys/ for tests)");
-  f->devices_opt = sub->add_option("--devices", f->devices, "RDMA devices to include (default: all)")->delimiter(',')->allow_extra_args(false);
+  f->devices_opt = sub->add_option("--devices", f->devices, "RDMA devices to include (default: all)")
+                       ->delimiter(',')->allow_extra_args(false)->type_name("NAME[,NAME...]");
   f->netdevs_opt = sub->add_option("--netdevs", f->netdevs, "netdevs to include (default: see docs/sysfs.md)")
-                       ->delimiter(',')->allow_extra_args(false);
+                       ->delimiter(',')->allow_extra_args(false)->type_name("NAME[,NAME...]");
   sub->add_option("-o,--output", f->out, "snapshot file to write ('-' for stdout)")->required();
   RegisterRunner(sub, [f] {
     auto disk = sysfs::DiskFs::Open(f->root);
@@ -176,6 +177,9 @@ void AddRender(CLI::App* sysfs) {
     sysfs::MaterializeOptions mo;
     mo.replace_existing = f->force;
     auto stats = sysfs::Materialize(*tree, f->out, mo);
+    if (!stats && stats.error().errnum == EEXIST && !f->force)
+      return Report("render", Fail(EEXIST, "{}; pass --force to replace its contents",
+                                   stats.error().reason));
     if (!stats) return Report("render", stats.error());
     fmt::print(stderr, "rdmaproxy sysfs render: {}: {} directories, {} files, {} links\n", f->out,
                stats->dirs, stats->files, stats->links);
