@@ -56,14 +56,14 @@ class FakeAppMemory final : public AppMemory {
   Result<void> Read(uint64_t address, std::span<std::byte> out) override {
     auto* r = Find(address, out.size());
     if (r == nullptr) return Fail(EFAULT, "unmapped {:#x}", address);
-    std::memcpy(out.data(), r, out.size());
+    if (!out.empty()) std::memcpy(out.data(), r, out.size());  // memcpy(nullptr, ..., 0) is UB
     return Ok();
   }
   Result<void> Write(uint64_t address, std::span<const std::byte> in) override {
     auto* r = Find(address, in.size());
     if (r == nullptr) return Fail(EFAULT, "unmapped {:#x}", address);
     if (read_only_.contains(Region(address))) return Fail(EFAULT, "read-only {:#x}", address);
-    std::memcpy(r, in.data(), in.size());
+    if (!in.empty()) std::memcpy(r, in.data(), in.size());
     return Ok();
   }
   Result<uint64_t> HostAddress(uint64_t address, uint64_t length) override {
