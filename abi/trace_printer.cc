@@ -242,7 +242,7 @@ std::string FormatWrite(std::string_view file, const WriteRequest& r, const Devi
     if (auto b = outcome->out->Read(r.response, r.response_len)) AppendFields(outs, *c.response, *b);
   }
   const Layout* dout = DriverLayout(driver, false, context);
-  if (dout != nullptr && r.driver_response != 0 && r.driver_response_len != 0) {
+  if (dout != nullptr && r.driver_response != 0) {
     if (auto b = outcome->out->Read(r.driver_response, r.driver_response_len)) {
       if (!outs.empty()) outs += ' ';
       outs += "udata={";

@@ -107,6 +107,8 @@ class AppPayloads final : public abi::PayloadSource {
  public:
   AppPayloads(AppMemory& memory) : memory_(memory) {}
   std::optional<std::span<const std::byte>> Read(uint64_t address, size_t length) const override {
+    // Nothing to read (an empty driver response): the embedder is not asked for 0 bytes.
+    if (length == 0) return std::span<const std::byte>{};
     auto& slot = cache_.emplace_back(length);
     if (!memory_.Read(address, slot)) return std::nullopt;
     return std::span<const std::byte>(slot);
