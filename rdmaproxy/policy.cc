@@ -10,6 +10,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "abi/json_duplicate_keys.h"
+#include "abi/one_line.h"
 #include "abi/unique_fd.h"
 
 namespace rxp::proxy {
@@ -145,7 +147,10 @@ Result<uint64_t> ParseSize(std::string_view text) {
 }
 
 Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
-  json j = json::parse(text, nullptr, false);
+  // A key given twice ({"deny": [...], "deny": []}) is refused: nlohmann keeps the last, so a
+  // reviewer reading the first would think a method denied that the proxy allows.
+  DuplicateKeyWatch<json> keys;
+  json j = json::parse(text, keys.Callback(), false);
   if (j.is_discarded()) {
     // Parsed again only to say where it breaks: nlohmann's parse_error names the line and
     // column (the first parse stays exception-free for the common, valid case).
@@ -156,6 +161,9 @@ Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
     }
     return Fail(EINVAL, "policy: not valid JSON");
   }
+  if (keys.duplicate())
+    return Fail(EINVAL, "policy: key \"{}\" appears twice in one object",
+                OneLine(*keys.duplicate()));
   if (!j.is_object()) return Fail(EINVAL, "policy: not a JSON object");
   PolicyConfig p;
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != 1)
@@ -216,15 +224,20 @@ Result<std::string> ReadPolicyFile(const std::string& path) {
   if (st.st_size > kMaxPolicyFileBytes)
     return Fail(EFBIG, "policy: {} is {} bytes; a policy file is at most {}", path, st.st_size,
                 kMaxPolicyFileBytes);
-  std::string text(static_cast<size_t>(st.st_size), '\0');
+  // Read to end of file, not st_size bytes: a /proc or /sys file says size 0 and still has
+  // text, and a file that grew since fstat is still held to the limit.
+  std::string text(static_cast<size_t>(kMaxPolicyFileBytes) + 1, '\0');
   size_t got = 0;
   while (got < text.size()) {
     const ssize_t n = ::read(fd.get(), text.data() + got, text.size() - got);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return Fail(errno, "policy: cannot read {}: {}", path, std::strerror(errno));
-    if (n == 0) break;  // shrank meanwhile
+    if (n == 0) break;
     got += static_cast<size_t>(n);
   }
+  if (got > static_cast<size_t>(kMaxPolicyFileBytes))
+    return Fail(EFBIG, "policy: {} is over {} bytes; a policy file is at most that", path,
+                kMaxPolicyFileBytes);
   text.resize(got);
   return text;
 }

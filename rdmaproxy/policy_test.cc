@@ -55,6 +55,24 @@ TEST_CASE("policy files: every key, and clear errors for bad ones", "[policy]") 
   CHECK(err(R"({"version": 1, "quotas": {"qps": -1}})").find("qps") != std::string::npos);
   CHECK(err(R"({"version": 1, "allow": ["PD.DESTROY"], "deny": ["PD.DESTROY"]})")
             .find("both") != std::string::npos);
+  // A key given twice is refused, at any depth: nlohmann would keep the last, so the first
+  // "deny" a reviewer reads would not be the one enforced.
+  CHECK(err(R"({"version": 1, "deny": ["REG_MR"], "deny": []})") ==
+        R"(policy: key "deny" appears twice in one object)");
+  CHECK(err(R"({"version": 1, "quotas": {"qps": 1, "qps": 100}})").find("\"qps\" appears twice") !=
+        std::string::npos);
+  CHECK(PolicyConfig::FromJson(R"({"version": 1, "quotas": {"qps": 1}, "deny": [], "allow": []})")
+            .ok());
+}
+
+TEST_CASE("policy file: read to end of file, not st_size bytes (/proc says 0)", "[policy]") {
+  // /proc/self/status is a regular file of st_size 0 with text in it.
+  auto text = ReadPolicyFile("/proc/self/status");
+  REQUIRE(text.ok());
+  CHECK(text->starts_with("Name:"));
+  auto parsed = PolicyConfig::FromFile("/proc/self/status");
+  REQUIRE_FALSE(parsed.ok());
+  CHECK(parsed.error().reason.find("end of input") == std::string::npos);
 }
 
 TEST_CASE("policy names: INVOKE_WRITE X, as the trace spells it, is legacy command X", "[policy]") {

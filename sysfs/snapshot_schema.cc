@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "abi/json_duplicate_keys.h"
 #include "sysfs/cpuset.h"
 
 namespace rxp::sysfs {
@@ -846,21 +847,10 @@ Result<Snapshot> ParseSnapshotImpl(std::string_view text) {
     return Fail(E2BIG, "{} bytes exceed the limit of {}", text.size(), Limits::kJsonBytes);
   RXP_TRY(CheckNesting(text));
   Json root;
-  // A key given twice in one object: nlohmann keeps the last, which another reader of the same
-  // file (a reviewer, jq's first-wins tools) may not; strict means refused. One set of keys per
-  // open object, from the parser's events.
-  std::vector<std::set<std::string>> open_objects;
-  std::optional<std::string> duplicate;
-  auto watch_keys = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) open_objects.emplace_back();
-    if (event == Json::parse_event_t::object_end && !open_objects.empty()) open_objects.pop_back();
-    if (event == Json::parse_event_t::key && !open_objects.empty() && !duplicate &&
-        !open_objects.back().insert(parsed.get<std::string>()).second)
-      duplicate = parsed.get<std::string>();
-    return true;
-  };
+  // A key given twice in one object is refused (json_duplicate_keys.h says why).
+  DuplicateKeyWatch<Json> keys;
   try {
-    root = Json::parse(text, watch_keys);
+    root = Json::parse(text, keys.Callback());
   } catch (const Json::exception& e) {
     // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, ...", with
     // the last token read: cut, so a 10 MB token makes no 10 MB line.
@@ -870,7 +860,8 @@ Result<Snapshot> ParseSnapshotImpl(std::string_view text) {
     if (what.size() > kMaxReason) what = what.substr(0, kMaxReason) + "...";
     return Fail(EINVAL, "not valid JSON: {}", what);
   }
-  if (duplicate) return Fail(EINVAL, "key {} appears twice in one object", Quote(*duplicate));
+  if (keys.duplicate())
+    return Fail(EINVAL, "key {} appears twice in one object", Quote(*keys.duplicate()));
   RXP_TRY(CheckKeys(root, "top level",
                     {"schema", "version", "comment", "verbs_abi_version", "pci_functions",
                      "pci_root_parents", "rdma_devices", "netdevs", "numa", "peer_memory"}));

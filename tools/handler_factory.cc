@@ -37,7 +37,8 @@ std::unique_ptr<RunFactory> MakeRunFactory(const FactoryContext& context) {
     auto parsed = proxy::PolicyConfig::FromJson(context.policy_text);
     if (!parsed)  // the CLI edge: main() prints it as one line and exits 2
       throw CommandError(kRunSetupFailed,
-                         fmt::format("--policy {}: {}", context.policy_path, parsed.error().reason));
+                         fmt::format("--policy {}: {}", context.policy_path,
+                                     parsed.error().ToString()));
     policy = std::move(*parsed);
   }
   harness::Log* log = context.log;
