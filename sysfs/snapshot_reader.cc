@@ -433,10 +433,17 @@ class Reader {
       fn.attrs = ReadAttrs(dir, PciAttrNames());
       KeepMaskOverList(fn.attrs, "local_cpus", "local_cpulist", dir);
       // The first 64 bytes are what an unprivileged read gets; enough for hwloc.
+      // A missing config is left out quietly (a fake root may have none); one that is there and
+      // cannot be read, or is shorter than a header, is left out with a warning.
       if (auto config = sys_.ReadFile(dir + "/config", 64); config && config->size() == 64) {
         std::array<uint8_t, 64> bytes{};
         std::copy(config->begin(), config->end(), bytes.begin());
         fn.config = bytes;
+      } else if (!config && config.error().errnum != ENOENT) {
+        Warn(fmt::format("skipped {}/config: {}", dir, config.error().ToString()));
+      } else if (config) {
+        Warn(fmt::format("skipped {}/config: {} bytes, shorter than the 64 of a PCI header", dir,
+                         config->size()));
       }
       if (auto driver = sys_.ReadLink(dir + "/driver")) {
         std::string_view d = *driver;

@@ -172,6 +172,39 @@ TEST_CASE("A NUMA node past the supported ids is skipped with a warning") {
   CHECK(r->snapshot.numa->nodes.size() == 2);
 }
 
+// A config that is there but cannot serve a header is left out loudly; a missing one quietly.
+TEST_CASE("A PCI config that is unreadable or short is left out with a warning") {
+  TempDir tmp;
+  REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
+  const std::string dir = tmp / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
+  fs::permissions(dir, fs::perms::owner_all, fs::perm_options::add);
+  auto read = [&] {
+    auto disk = DiskFs::Open(tmp / "sys");
+    REQUIRE(disk.ok());
+    auto r = ReadSnapshot(*disk);
+    REQUIRE(r.ok());
+    const PciFunction* fn = r->snapshot.FindPci(ParseBdf("0000:01:00.0").value());
+    REQUIRE(fn != nullptr);
+    return std::pair{r->warnings, fn->config.has_value()};
+  };
+  REQUIRE(fs::exists(dir + "/config"));
+  CHECK(read() == std::pair{std::vector<std::string>{}, true});
+  fs::remove(dir + "/config");
+  REQUIRE(::mkfifo((dir + "/config").c_str(), 0644) == 0);  // there, not readable as a file
+  auto [fifo_warnings, fifo_config] = read();
+  CHECK_FALSE(fifo_config);
+  REQUIRE(fifo_warnings.size() == 1);
+  CHECK_THAT(fifo_warnings[0], Catch::Contains("0000:01:00.0/config: ENXIO"));
+  fs::remove(dir + "/config");
+  std::ofstream(dir + "/config") << "short";
+  auto [short_warnings, short_config] = read();
+  CHECK_FALSE(short_config);
+  REQUIRE(short_warnings.size() == 1);
+  CHECK_THAT(short_warnings[0], Catch::Contains("5 bytes, shorter than the 64"));
+  fs::remove(dir + "/config");
+  CHECK(read() == std::pair{std::vector<std::string>{}, false});
+}
+
 // A wrong --root must not read as a host with nothing in it.
 TEST_CASE("A root that is no sysfs tree is refused, not read as an empty host") {
   TempDir tmp;

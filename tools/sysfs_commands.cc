@@ -29,6 +29,12 @@ int Report(std::string_view command, const Error& error) {
   return 1;
 }
 
+// The same for an error about a path inside the sysfs tree `root`.
+int Report(std::string_view command, const Error& error, std::string_view root) {
+  fmt::print(stderr, "rdmaproxy sysfs {}: {}: {}\n", command, root, error.ToString());
+  return 1;
+}
+
 // Standard output, checked: a full disk or a closed pipe fails the command (exit 1) instead of
 // losing the output at exit, when stdio flushes it and nobody looks.
 Result<void> WriteStdout(std::string_view text) {
@@ -117,9 +123,12 @@ void AddSnapshot(CLI::App* sysfs) {
     sysfs::ReadOptions opts;
     opts.devices = ListOption(f->devices_opt, f->devices);
     opts.netdevs = ListOption(f->netdevs_opt, f->netdevs);
+    // The reader's paths are the tree's own (/class/infiniband): the line names the root they
+    // are under, which for a fake root or a mounted copy is not /sys.
     auto read = sysfs::ReadSnapshot(*disk, opts);
-    if (!read) return Report("snapshot", read.error());
-    for (const auto& w : read->warnings) fmt::print(stderr, "rdmaproxy sysfs snapshot: warning: {}\n", w);
+    if (!read) return Report("snapshot", read.error(), f->root);
+    for (const auto& w : read->warnings)
+      fmt::print(stderr, "rdmaproxy sysfs snapshot: {}: warning: {}\n", f->root, w);
     auto saved = SaveOutput(read->snapshot, f->out);
     if (saved && f->out == "-") return 0;
     if (!saved) return Report("snapshot", saved.error());
