@@ -84,10 +84,13 @@ Result<Snapshot> Select(const Snapshot& host, const SelectOptions& opts) {
       }
       return true;
     });
-    std::erase_if(netdevs, [&](const std::string& name) {
-      const Netdev* nd = host.FindNetdev(name);
-      return nd->pci && dropped_functions.count(*nd->pci);
-    });
+    // A netdev named in opts.netdevs stays: it was asked for by name, and the NIC function
+    // it sits on stays with it (as a NIC without a usable RDMA device).
+    if (!opts.netdevs)
+      std::erase_if(netdevs, [&](const std::string& name) {
+        const Netdev* nd = host.FindNetdev(name);
+        return nd->pci && dropped_functions.count(*nd->pci);
+      });
   }
 
   for (const RdmaDevice* d : devices) out.rdma_devices.push_back(*d);

@@ -7,7 +7,7 @@
 //   - drop_gidless: an RDMA device none of whose ports has a usable GID is dropped with its
 //     NIC-class PCI function and that function's netdevs (usable: populated, and on RoCE
 //     its netdev is one the sandbox keeps; gVisor's rdmaUsablePCISlotNames rule). NCCL would
-//     otherwise model a NIC it cannot use;
+//     otherwise model a NIC it cannot use. A netdev named in `netdevs` stays, with its function;
 //   - PCI functions: every GPU and NVSwitch, the functions of what is kept, function 0 and
 //     the PF of each kept NIC function (NCCL's NCCL_IB_MERGE_VFS rewrite), and ancestors;
 //   - renumber: kept uverbs devices become uverbs0..N-1 in host order, remembering the host

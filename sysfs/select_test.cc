@@ -102,6 +102,31 @@ TEST_CASE("drop_gidless drops RoCE devices whose GIDs are on netdevs the sandbox
   CHECK(Select(host, o).value().rdma_devices.size() == 4);
 }
 
+TEST_CASE("drop_gidless keeps a netdev named in netdevs, on its NIC function") {
+  Snapshot host = testing::MiniHost();
+  // mlx5_2's GIDs name a netdev outside the snapshot (another namespace's), so it is gidless;
+  // ens1f1np1, on its function, is named.
+  for (auto& gid : host.rdma_devices[2].ports[0].gids)
+    if (gid.ndev) gid.ndev = "eth9";
+  REQUIRE(host.rdma_devices[2].name == "mlx5_2");
+  SelectOptions o;
+  o.netdevs = std::vector<std::string>{"ens1f0np0", "ens1f1np1"};
+  o.drop_gidless = true;
+  auto s = Select(host, o);
+  REQUIRE(s.ok());
+  CHECK(s->FindRdma("mlx5_2") == nullptr);
+  CHECK(s->FindNetdev("ens1f1np1") != nullptr);
+  CHECK(s->FindPci(ParseBdf("0000:81:00.1").value()) != nullptr);
+  // Not named: dropped with the device's function, as before.
+  o.netdevs.reset();
+  o.devices = std::vector<std::string>{"mlx5_1", "mlx5_2"};
+  auto t = Select(host, o);
+  REQUIRE(t.ok());
+  CHECK(t->FindRdma("mlx5_2") == nullptr);
+  CHECK(t->FindNetdev("ens1f1np1") == nullptr);
+  CHECK(t->FindPci(ParseBdf("0000:81:00.1").value()) == nullptr);
+}
+
 TEST_CASE("Renumbering compacts uverbs names and remembers the host device") {
   Snapshot host = testing::MiniHost();
   SelectOptions o;
