@@ -648,6 +648,12 @@ Result<void> ValidateRdma(const Snapshot& s) {
       return Fail(EEXIST, "{}: duplicate RDMA device {}", path, Quote(d.name));
     if (d.pci && !s.FindPci(*d.pci))
       return Fail(ENOENT, "{} ({}): pci {} is not in pci_functions", path, d.name, d.pci->ToString());
+    // An RDMA driver binds an endpoint function; a bridge (pcieport's) holding one would put
+    // a NIC between hwloc's and NCCL's bridges and their children.
+    if (d.pci)
+      if (auto cls = PciClass(*s.FindPci(*d.pci)); cls && IsBridgeClass(*cls))
+        return Fail(EINVAL, "{} ({}): pci {} is a PCI-to-PCI bridge, not a device", path, d.name,
+                    d.pci->ToString());
     RXP_TRY(CheckAttrs(d.attrs, kIbAttrs, path));
     for (size_t p = 0; p < d.ports.size(); ++p) {
       const Port& port = d.ports[p];

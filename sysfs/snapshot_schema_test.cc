@@ -92,6 +92,7 @@ TEST_CASE("Malformed and hostile snapshots are refused with a clear reason") {
       {"/rdma_devices/0/name", "../../x", "contains '/'"},
       {"/rdma_devices/0/name", "..", "is not allowed"},
       {"/rdma_devices/0/pci", "0000:99:00.0", "pci 0000:99:00.0 is not in pci_functions"},
+      {"/rdma_devices/0/pci", "0000:80:01.0", "pci 0000:80:01.0 is a PCI-to-PCI bridge, not a device"},
       {"/rdma_devices/0/ports/0/gid_table_len", 70000, "exceeds 65536"},
       {"/rdma_devices/0/ports/0/gid_table_len", -1, "expected a non-negative integer"},
       {"/rdma_devices/0/ports/0/gids/0/index", 4000, "outside gid_table_len 128"},
