@@ -240,6 +240,11 @@ struct WriteCommand {
   std::string_view path;        // how rdma-core reaches it (docs)
 
   constexpr bool extended() const { return (command & IB_USER_VERBS_CMD_FLAG_EXTENDED) != 0; }
+  // The request struct in whole 8-byte words, as a header's in_words counts it: the length a
+  // short extended request is zero-extended to (PaddedExtendedWrite, INVOKE_WRITE's CORE_IN).
+  size_t padded_request_bytes() const {
+    return request == nullptr ? 0 : (request->size + 7) & ~size_t{7};
+  }
 };
 
 std::span<const WriteCommand> WriteCommands();

@@ -292,7 +292,7 @@ std::optional<std::vector<std::byte>> PaddedExtendedWrite(const WriteRequest& r,
                                                           std::span<const std::byte> buf) {
   const WriteCommand* c = r.command;
   if (c == nullptr || !r.short_core) return std::nullopt;
-  const size_t want = (c->request->size + 7) & ~size_t{7};
+  const size_t want = c->padded_request_bytes();
   std::vector<std::byte> out;
   out.reserve(buf.size() + want - r.core.size());
   ib_uverbs_cmd_hdr h = r.header;

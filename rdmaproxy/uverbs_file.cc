@@ -42,7 +42,7 @@ ib_uverbs_attr AttrAt(std::span<const std::byte> bytes, size_t at) {
 // it stays as the app sent it.
 size_t PaddedCoreIn(const abi::WriteCommand* wc, size_t len) {
   if (wc == nullptr || !wc->extended() || wc->request == nullptr) return 0;
-  const size_t whole = (wc->request->size + 7) & ~size_t{7};
+  const size_t whole = wc->padded_request_bytes();
   return len < whole ? whole : 0;
 }
 
