@@ -152,6 +152,10 @@ class Reader {
         attrs.emplace(std::string(name), std::move(*v));
       } else if (v.error().errnum != ENOENT) {
         Warn(fmt::format("skipped {}: {}", path, v.error().ToString()));
+      } else if (auto kind = sys_.Kind(path, /*follow=*/false); kind && *kind == FileKind::kSymlink) {
+        // Absent is normal (an older kernel's device); a link there that leads nowhere in the
+        // tree (a capture's link to /dev/zero, resolved inside the root) is not.
+        Warn(fmt::format("skipped {}: a symlink that leads to nothing in the tree", path));
       }
     }
     return attrs;

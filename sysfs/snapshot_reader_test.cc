@@ -173,7 +173,7 @@ TEST_CASE("A NUMA node past the supported ids is skipped with a warning") {
 }
 
 // A config that is there but cannot serve a header is left out loudly; a missing one quietly.
-TEST_CASE("A PCI config that is unreadable or short is left out with a warning") {
+TEST_CASE("A PCI config or attribute that is there but unreadable is left out with a warning") {
   TempDir tmp;
   REQUIRE(Materialize(Synthesize(testing::MiniHost()).value(), tmp / "sys").ok());
   const std::string dir = tmp / "sys/devices/pci0000:00/0000:00:01.0/0000:01:00.0";
@@ -203,6 +203,13 @@ TEST_CASE("A PCI config that is unreadable or short is left out with a warning")
   CHECK_THAT(short_warnings[0], Catch::Contains("5 bytes, shorter than the 64"));
   fs::remove(dir + "/config");
   CHECK(read() == std::pair{std::vector<std::string>{}, false});
+  // An attribute that is a link out of the tree (resolved inside the root: nothing there) is
+  // left out with a warning too; a missing one quietly (above: no warnings).
+  fs::remove(dir + "/vendor");
+  fs::create_symlink("/dev/zero", dir + "/vendor");
+  auto [link_warnings, link_config] = read();
+  REQUIRE(link_warnings.size() == 1);
+  CHECK_THAT(link_warnings[0], Catch::Contains("0000:01:00.0/vendor: a symlink that leads to nothing"));
 }
 
 // A wrong --root must not read as a host with nothing in it.
