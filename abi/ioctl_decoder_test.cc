@@ -185,10 +185,18 @@ TEST_CASE("per-type rules of uverbs_process_attr", "[ioctl]") {
     CHECK(DecodeErrno(b.Build()) == EINVAL);
   }
   SECTION("STRUCT output shorter than its last member") {
-    IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
-    b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
-        .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, 0x1000, 40);
-    CHECK(DecodeErrno(b.Build()) == EINVAL);
+    // UVERBS_ATTR_STRUCT(ib_uverbs_query_port_resp_ex, reserved / active_speed_ex): all 48
+    // bytes, not just up to port_cap_flags2 (42).
+    for (const uint16_t len : {uint16_t{40}, uint16_t{42}, uint16_t{47}}) {
+      IoctlBuilder b(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
+      b.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+          .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, 0x1000, len);
+      CHECK(DecodeErrno(b.Build()) == EINVAL);
+    }
+    IoctlBuilder whole(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_PORT, RDMA_DRIVER_RXE);
+    whole.Inline(UVERBS_ATTR_QUERY_PORT_PORT_NUM, 1, 8)
+        .Pointer(UVERBS_ATTR_QUERY_PORT_RESP, 0x1000, 48);
+    CHECK(DecodeErrno(whole.Build()) == 0);
   }
   SECTION("reserved attr_data") {
     ib_uverbs_attr a{};
@@ -243,6 +251,27 @@ ib_uverbs_attr EnumAttr(uint16_t id, uint8_t elem, uint16_t len, uint64_t data,
   a.attr_data.enum_data.elem_id = elem;
   a.data = data;
   return a;
+}
+
+// hw/mlx5/fs.c, MLX5_IB_METHOD_CREATE_FLOW: the match value is up to
+// sizeof(struct mlx5_ib_match_params) (640 bytes, misc4/misc5 included), and at most
+// MLX5_IB_CREATE_FLOW_MAX_FLOW_ACTIONS (2) flow actions.
+TEST_CASE("mlx5 CREATE_FLOW is held to fs.c's match size and action count", "[ioctl]") {
+  auto flow = [](uint16_t match_len, uint16_t actions) {
+    IoctlBuilder b(UVERBS_OBJECT_FLOW, MLX5_IB_METHOD_CREATE_FLOW, RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_CREATE_FLOW_HANDLE, 0)
+        .Pointer(MLX5_IB_ATTR_CREATE_FLOW_MATCH_VALUE, 0x1000, match_len)
+        .Handle(MLX5_IB_ATTR_CREATE_FLOW_MATCHER, 1);
+    if (actions > 0)
+      b.Pointer(MLX5_IB_ATTR_CREATE_FLOW_ARR_FLOW_ACTIONS, 0x2000,
+                static_cast<uint16_t>(actions * sizeof(uint32_t)), 0);
+    return DecodeErrno(b.Build(), kMlx5);
+  };
+  CHECK(flow(640, 0) == 0);
+  CHECK(flow(513, 0) == 0);
+  CHECK(flow(641, 0) == EINVAL);
+  CHECK(flow(64, 2) == 0);
+  CHECK(flow(64, 3) == EINVAL);
 }
 
 TEST_CASE("ENUM_IN data is held to the selected element's PTR_IN spec", "[ioctl]") {

@@ -210,9 +210,11 @@ constexpr Attr kInfoHandles[] = {
 };
 constexpr Attr kQueryPort[] = {
     Const(ID(UVERBS_ATTR_QUERY_PORT_PORT_NUM), "port", kMandatory),
+    // UVERBS_ATTR_STRUCT(struct ib_uverbs_query_port_resp_ex, reserved) in 6.1, (...,
+    // active_speed_ex) in 6.12 (uverbs_std_types_device.c): the whole 48-byte struct either way.
     Struct(AttrType::kPtrOut, ID(UVERBS_ATTR_QUERY_PORT_RESP), "resp",
-           OFFSETOFEND(ib_uverbs_query_port_resp_ex, port_cap_flags2),
-           sizeof(ib_uverbs_query_port_resp_ex), kMandatory, &L::kQueryPortRespEx),
+           sizeof(ib_uverbs_query_port_resp_ex), sizeof(ib_uverbs_query_port_resp_ex),
+           kMandatory, &L::kQueryPortRespEx),
 };
 // uverbs_std_types_device.c, UVERBS_METHOD_QUERY_PORT_SPEED: the port's effective speed
 // (u64, 100 Mb/s units).
@@ -576,10 +578,13 @@ constexpr Attr kDmMapOpAddr[] = {
     Hex(Out(ID(MLX5_IB_ATTR_DM_MAP_OP_ADDR_RESP_START_OFFSET), "start_offset", 8, kMandatory)),
     Out(ID(MLX5_IB_ATTR_DM_MAP_OP_ADDR_RESP_PAGE_INDEX), "page_index", 2, kOptional),
 };
-// sizeof(struct mlx5_ib_match_params) = 0x200 (hw/mlx5/mlx5_ib.h, MLX5_ST_SZ_BYTES(fte_match_param)).
-constexpr uint16_t kMatchParams = 0x200;
-// MLX5_IB_CREATE_FLOW_MAX_FLOW_ACTIONS (hw/mlx5/fs.c).
-constexpr uint16_t kMaxFlowActions = 32;
+// UVERBS_ATTR_SIZE(1, sizeof(struct mlx5_ib_match_params)) in hw/mlx5/fs.c: the uapi struct of
+// MLX5_IB_DW_MATCH_PARAM (0xA0) words, 640 bytes (a whole fte_match_param, misc4/misc5 too).
+constexpr uint16_t kMatchParams = sizeof(mlx5_ib_match_params);
+static_assert(kMatchParams == 0xA0 * 4);
+// MLX5_IB_CREATE_FLOW_MAX_FLOW_ACTIONS (hw/mlx5/fs.c): UVERBS_ATTR_IDRS_ARR(..., 1, 2, ...);
+// uverbs_process_idrs_array() refuses a longer array with EINVAL.
+constexpr uint16_t kMaxFlowActions = 2;
 constexpr Attr kMlx5CreateFlow[] = {
     Idr(ID(MLX5_IB_ATTR_CREATE_FLOW_HANDLE), "handle", UVERBS_OBJECT_FLOW, kNew, kMandatory),
     Ptr(AttrType::kPtrIn, ID(MLX5_IB_ATTR_CREATE_FLOW_MATCH_VALUE), "match", 1, kMatchParams,

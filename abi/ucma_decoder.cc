@@ -30,11 +30,13 @@ Result<UcmaRequest> DecodeUcmaWrite(std::span<const std::byte> buf) {
     return Fail(EINVAL, "rdma_cm {}: request is {} bytes, needs {}", c->short_name,
                 r.body.size(), c->req_size);
   if (const Field* resp = c->request->Find("response"); resp != nullptr) {
-    if (r.header.out < c->resp_min)
+    if (r.header.out < c->resp_min && !c->out_unchecked)
       return Fail(ENOSPC, "rdma_cm {}: out = {} is smaller than the {}-byte response",
                   c->short_name, r.header.out, c->resp_min);
     r.response = ReadField(r.body, resp->offset, resp->size);
-    r.response_len = r.header.out;
+    // An unchecked `out`: the kernel writes its whole response however small `out` is.
+    r.response_len = c->out_unchecked ? std::max<uint32_t>(r.header.out, c->resp_min)
+                                      : r.header.out;
   }
   return r;
 }

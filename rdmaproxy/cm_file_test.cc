@@ -175,5 +175,22 @@ TEST_CASE("rdma_cm: MIGRATE_ID's fd is answered as ucma_migrate_id() answers it"
   CHECK(f.log.back().find("not rdma_cm") != std::string::npos);
 }
 
+// ucma_migrate_id() checks no `out`: it copies its whole response to `response` whatever `out`
+// says, so a write with out = 0 works natively and writes the 4 bytes; the proxy forwards it
+// and copies those 4 bytes back (sentry mode: from its bounce buffer).
+TEST_CASE("rdma_cm: MIGRATE_ID's response is written whatever `out` says", "[engine][rdma_cm]") {
+  CmFixture f;
+  f.fds.Add(7, {70, FileKind::kRdmaCm, 0});
+  rdma_ucm_migrate_id m{};
+  m.response = f.memory.Alloc(sizeof(rdma_ucm_migrate_resp));
+  m.id = 1;
+  m.fd = 7;
+  Answer(f.host, offsetof(rdma_ucm_migrate_id, response), rdma_ucm_migrate_resp{42});
+  CHECK(f.Write(RDMA_USER_CM_CMD_MIGRATE_ID, m, 0) ==
+        static_cast<long>(sizeof(rdma_ucm_cmd_hdr) + sizeof(m)));
+  CHECK(f.host.calls == 1);
+  CHECK(f.memory.Get<rdma_ucm_migrate_resp>(m.response).events_reported == 42);
+}
+
 }  // namespace
 }  // namespace rxp::proxy

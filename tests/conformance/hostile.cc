@@ -395,6 +395,19 @@ int main(int argc, char** argv) {
       std::memcpy(longer.data(), &ch, sizeof(ch));
       std::memcpy(longer.data() + sizeof(ch), &create, sizeof(create));
       Report("compat_rdma_cm_count_past_request", WriteRaw(cm, longer.data(), longer.size()));
+      // Not hostile: MIGRATE_ID with out = 0. ucma_migrate_id() checks no `out` and writes
+      // its response anyway (ENODATA here: it did not).
+      const int cm2 = open("/dev/infiniband/rdma_cm", O_RDWR | O_CLOEXEC);
+      if (cm2 >= 0) {
+        mig.hdr.out = 0;
+        mig.body.fd = static_cast<uint32_t>(cm);
+        mig.body.id = created.id;
+        migrated.events_reported = 0xdeadbeef;
+        const int err = WriteRaw(cm2, &mig, sizeof(mig));
+        Report("compat_rdma_cm_migrate_out_0",
+               err == 0 && migrated.events_reported == 0xdeadbeef ? ENODATA : err);
+        close(cm2);
+      }
       close(cm);
     }
   }
