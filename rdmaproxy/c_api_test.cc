@@ -449,6 +449,18 @@ TEST_CASE("an open file: refusals come back as -errno with the reason, nothing f
   CHECK(rxp_write(f, &app, FakeApp::kBase, 3) == -EINVAL);
   // uverbs files have no read; no offset was handed out for mmap; only MAP_SHARED.
   CHECK(rxp_read(f, &app, FakeApp::kBase, 16) == -EINVAL);
+  // A file not opened for writing (reading) is EBADF whatever the bytes, as vfs_write()
+  // (vfs_read()) answers before the file's own operation: before the decoder's EINVAL.
+  for (const int mode : {O_RDONLY, O_WRONLY, O_ACCMODE}) {
+    rxp_file* limited = nullptr;
+    REQUIRE(rxp_open(s, "/dev/infiniband/uverbs0", mode, &limited) == 0);
+    std::memset(app.bytes.data(), 0, 16);
+    CHECK(rxp_write(limited, &app, FakeApp::kBase, 16) == (mode == O_WRONLY ? -EINVAL : -EBADF));
+    if (mode != O_WRONLY) CHECK(LastError().find("write of a file opened") != std::string::npos);
+    CHECK(rxp_read(limited, &app, FakeApp::kBase, 16) == (mode == O_RDONLY ? -EINVAL : -EBADF));
+    if (mode != O_RDONLY) CHECK(LastError().find("read of a file opened") != std::string::npos);
+    CHECK(rxp_close(limited) == 0);
+  }
   void* at = nullptr;
   int host_fd = -1;
   CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_PRIVATE, 0, &at) == -EINVAL);

@@ -1,5 +1,8 @@
 #include "rdmaproxy/cm_file.h"
 
+#include <fcntl.h>
+#include <poll.h>
+
 #include <algorithm>
 #include <cstring>
 #include <span>
@@ -102,8 +105,11 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
     // cannot be copied (ucma_create_id and ucma_join destroy what they made; ucma_get_event's
     // err_ctx leaves the event queued): so it is checked before it is forwarded (copy_out.h).
     if (MakesOrTakes(cmd.cmd))
-      if (auto e = CheckOutputsWritable(c->outputs, memory, cmd.short_name); !e)
-        return fail(std::move(e).error(), Refusal::kState);
+      if (auto e = CheckOutputsWritable(c->outputs, memory, cmd.short_name); !e) {
+        if (cmd.cmd != RDMA_USER_CM_CMD_GET_EVENT) return fail(std::move(e).error(), Refusal::kState);
+        c->unwritable_event = std::move(e).error();  // Write() asks the queue first
+        return c;
+      }
   }
   if (engine_.tracing()) c->trace_request = abi::FormatUcma(label_, c->request, nullptr);
   engine_.counters().forwarded++;
@@ -180,10 +186,33 @@ void CmFile::Abandon(const Error& why) {
   engine_.Refused(label_, why, Refusal::kState);
 }
 
+// ucma_get_event() copies an event out only once there is one: an empty queue is EAGAIN on a
+// nonblocking file and a wait on a blocking one, and only a queued event meets the app's
+// unwritable buffer (EFAULT, the event left queued). The proxy cannot let the kernel take the
+// event it could not copy, so it asks the queue with poll() and never forwards the command.
+long CmFile::AnswerUnwritableEvent(CmCommand& c, HostDevice& host) {
+  const int fd = host.fd();
+  if (fd >= 0) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    const bool nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;
+    pollfd p{fd, POLLIN, 0};
+    const int ready = ::poll(&p, 1, nonblocking ? 0 : -1);
+    if (ready < 0) {  // a signal during the wait: as wait_event_interruptible()'s -ERESTARTSYS
+      const long result = -errno;
+      engine_.counters().commands--;
+      return result;
+    }
+    if (ready == 0) return -EAGAIN;  // nonblocking and nothing queued, as the kernel answers
+  }
+  engine_.Refused(label_, *c.unwritable_event, Refusal::kState);
+  return -c.unwritable_event->errnum;
+}
+
 long CmFile::Write(AppMemory& memory, FdBridge& fds, HostDevice& host, uint64_t buffer,
                    uint64_t length) {
   auto c = BeginWrite(memory, fds, buffer, length);
   if (!c) return -c.error().errnum;
+  if ((*c)->unwritable_event) return AnswerUnwritableEvent(**c, host);
   std::vector<std::byte> image((*c)->image.size());
   const auto base = reinterpret_cast<uint64_t>(image.data());
   (*c)->image.RelocateInto(image, base);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -31,6 +32,9 @@ class CmCommand {
   std::vector<Produced> produced;
   Place response;                 // where the response lands
   std::string trace_request;
+  // Sentry mode, GET_EVENT: the app's response buffer cannot take an event. Whether the app
+  // gets this EFAULT, EAGAIN or a wait depends on the queue (CmFile::Write).
+  std::optional<Error> unwritable_event;
 };
 
 class CmFile {
@@ -57,6 +61,8 @@ class CmFile {
   }
 
  private:
+  long AnswerUnwritableEvent(CmCommand& command, HostDevice& host);
+
   Engine& engine_;
   uint64_t id_;
   std::string label_;

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include <fcntl.h>
 #include <rdma/rdma_user_cm.h>
+#include <unistd.h>
 
 #include "rdmaproxy/engine.h"
 #include "rdmaproxy/testing/fakes.h"
@@ -190,6 +192,29 @@ TEST_CASE("rdma_cm: MIGRATE_ID's response is written whatever `out` says", "[eng
         static_cast<long>(sizeof(rdma_ucm_cmd_hdr) + sizeof(m)));
   CHECK(f.host.calls == 1);
   CHECK(f.memory.Get<rdma_ucm_migrate_resp>(m.response).events_reported == 42);
+}
+
+// ucma_get_event(): the queue is looked at before the response is copied. An unwritable
+// response is EFAULT only when an event is queued (and it stays queued); an empty queue is
+// EAGAIN on a nonblocking file. The proxy asks the queue with poll() and forwards nothing.
+TEST_CASE("rdma_cm: GET_EVENT into an unwritable buffer answers as the queue says",
+          "[engine][rdma_cm]") {
+  CmFixture f;
+  int queue[2];
+  REQUIRE(::pipe2(queue, O_CLOEXEC | O_NONBLOCK) == 0);
+  f.host.poll_fd = queue[0];  // its readability stands for the host file's event queue
+  rdma_ucm_get_event get{};
+  get.response = f.memory.Alloc(sizeof(rdma_ucm_event_resp));
+  f.memory.Protect(get.response);
+  CHECK(f.Write(RDMA_USER_CM_CMD_GET_EVENT, get, sizeof(rdma_ucm_event_resp)) == -EAGAIN);
+  REQUIRE(::write(queue[1], "e", 1) == 1);
+  CHECK(f.Write(RDMA_USER_CM_CMD_GET_EVENT, get, sizeof(rdma_ucm_event_resp)) == -EFAULT);
+  // Blocking: with an event queued, no wait.
+  REQUIRE(::fcntl(queue[0], F_SETFL, 0) == 0);
+  CHECK(f.Write(RDMA_USER_CM_CMD_GET_EVENT, get, sizeof(rdma_ucm_event_resp)) == -EFAULT);
+  CHECK(f.host.calls == 0);
+  ::close(queue[0]);
+  ::close(queue[1]);
 }
 
 }  // namespace

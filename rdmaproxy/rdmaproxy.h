@@ -73,7 +73,7 @@ struct rxp_app_ops {
 
 /* Counters of a sentry (rxp_sentry_stats). */
 struct rxp_stats {
-  uint64_t commands;       /* commands the app issued on its RDMA files */
+  uint64_t commands;       /* writes, ioctls and mmaps the app issued on its RDMA files */
   uint64_t forwarded;      /* handed to the host kernel */
   uint64_t refused_decode; /* malformed */
   uint64_t refused_policy; /* denied by the policy */
@@ -149,7 +149,8 @@ int rxp_sentry_device(rxp_sentry *sentry, unsigned index, struct rxp_device_info
 
 /* ---- files: one entry point per file operation the app makes ----------------------------- */
 
-/* open(2) of a canonical sandbox path: /dev/infiniband/<device>, /dev/infiniband/rdma_cm.
+/* open(2) of a canonical sandbox path: /dev/infiniband/<device>, /dev/infiniband/rdma_cm (the
+ * runtime resolves the app's path first: "//dev/infiniband/uverbs0" is -ENOENT here).
  * `flags` as open(2) (O_RDWR, O_NONBLOCK). -ENOENT for a device the sandbox does not have;
  * then, as open(2) on a character device, -ENOTDIR with O_DIRECTORY and -EEXIST with
  * O_CREAT | O_EXCL; -EINVAL with O_PATH (a path-only fd is the runtime's to answer). */
@@ -164,13 +165,16 @@ int rxp_file_kind(rxp_file *file);
 int rxp_file_host_fd(rxp_file *file);
 
 /* ioctl(2), write(2), read(2) of the app: what the app's syscall returns (>= 0 or -errno).
- * `arg` / `buffer` are app addresses, reached through rxp_app_ops. */
+ * `arg` / `buffer` are app addresses, reached through rxp_app_ops. A write of a file not
+ * opened for writing (O_RDONLY; every async event fd and completion channel) and a read of
+ * one not opened for reading are -EBADF, as vfs_write()/vfs_read() answer first. */
 long rxp_ioctl(rxp_file *file, void *app, unsigned long request, uint64_t arg);
 long rxp_write(rxp_file *file, void *app, uint64_t buffer, uint64_t length);
 long rxp_read(rxp_file *file, void *app, uint64_t buffer, uint64_t length);
 /* poll(2) without waiting: the ready events among `events` in *revents. */
 int rxp_poll(rxp_file *file, short events, short *revents);
-/* fcntl(F_SETFL) O_NONBLOCK of the app's file. */
+/* fcntl(F_SETFL) O_NONBLOCK of the app's file: sets it on the host file, the open file
+ * description behind rxp_file_host_fd() (a dup of that fd shares it; F_GETFL of it tells). */
 int rxp_set_nonblocking(rxp_file *file, int nonblocking);
 
 /* mmap(2) of a uverbs file (queues, doorbells, UAR pages), one of two ways:

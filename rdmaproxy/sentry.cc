@@ -85,20 +85,22 @@ class CallFds final : public FdBridge {
 // An async event fd or a completion channel the kernel created for a uverbs file.
 class EventSentryFile final : public SentryFile {
  public:
+  // The kernel opens both O_RDONLY (their UVERBS_TYPE_ALLOC_FD flags): a write is EBADF.
   EventSentryFile(std::shared_ptr<Sentry::State> state, FileKind kind, std::string label,
                   uint64_t owner, UniqueFd fd)
-      : state_(std::move(state)), kind_(kind), label_(std::move(label)), owner_(owner),
-        host_(std::move(fd)) {}
+      : SentryFile(O_RDONLY), state_(std::move(state)), kind_(kind), label_(std::move(label)),
+        owner_(owner), host_(std::move(fd)) {}
 
   FileKind kind() const override { return kind_; }
   const std::string& label() const override { return label_; }
   int host_fd() const override { return host_.fd(); }
+  Engine& OwningEngine() const override { return state_->engine; }
   uint64_t engine_id() const override { return owner_; }
 
   // ib_uverbs_event_read: one ib_uverbs_comp_event_desc / ib_uverbs_async_event_desc per
   // read. The user handles inside are the app's own values (never translated), so the bytes
   // go to the app as the kernel wrote them.
-  long Read(AppContext& app, uint64_t buffer, uint64_t length) override {
+  long DoRead(AppContext& app, uint64_t buffer, uint64_t length) override {
     std::array<std::byte, kMaxEventRead> bounce;
     const size_t n = static_cast<size_t>(std::min<uint64_t>(length, bounce.size()));
     const ssize_t r = ::read(host_.fd(), bounce.data(), n);
@@ -129,14 +131,16 @@ std::shared_ptr<SentryFile> MakeEventFile(const std::shared_ptr<Sentry::State>& 
 // /dev/infiniband/uverbsN of the sandbox: one host open file, one UverbsFile.
 class UverbsSentryFile final : public SentryFile {
  public:
-  UverbsSentryFile(std::shared_ptr<Sentry::State> state, HostDeviceFile host,
+  UverbsSentryFile(std::shared_ptr<Sentry::State> state, int access_mode, HostDeviceFile host,
                    std::unique_ptr<UverbsFile> file)
-      : state_(std::move(state)), host_(std::move(host)), file_(std::move(file)) {}
+      : SentryFile(access_mode), state_(std::move(state)), host_(std::move(host)),
+        file_(std::move(file)) {}
   ~UverbsSentryFile() override { file_->Closed(); }
 
   FileKind kind() const override { return FileKind::kUverbs; }
   const std::string& label() const override { return file_->label(); }
   int host_fd() const override { return host_.fd(); }
+  Engine& OwningEngine() const override { return state_->engine; }
   uint64_t engine_id() const override { return file_->id(); }
 
   long Ioctl(AppContext& app, unsigned long request, uint64_t arg) override {
@@ -152,7 +156,7 @@ class UverbsSentryFile final : public SentryFile {
     return file_->Ioctl(app.memory, fds, host_, arg);
   }
 
-  long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
+  long DoWrite(AppContext& app, uint64_t buffer, uint64_t length) override {
     CallFds fds(app.fds, state_, &file_->label());
     return file_->Write(app.memory, fds, host_, buffer, length);
   }
@@ -199,15 +203,17 @@ class CmHostInNetns final : public HostDevice {
 // lock is held around the forward (CmFile guards its own id set).
 class CmSentryFile final : public SentryFile {
  public:
-  CmSentryFile(std::shared_ptr<Sentry::State> state, HostDeviceFile host,
+  CmSentryFile(std::shared_ptr<Sentry::State> state, int access_mode, HostDeviceFile host,
                std::unique_ptr<CmFile> file)
-      : state_(std::move(state)), host_(std::move(host)), file_(std::move(file)) {}
+      : SentryFile(access_mode), state_(std::move(state)), host_(std::move(host)),
+        file_(std::move(file)) {}
 
   FileKind kind() const override { return FileKind::kRdmaCm; }
   const std::string& label() const override { return file_->label(); }
   int host_fd() const override { return host_.fd(); }
+  Engine& OwningEngine() const override { return state_->engine; }
 
-  long Write(AppContext& app, uint64_t buffer, uint64_t length) override {
+  long DoWrite(AppContext& app, uint64_t buffer, uint64_t length) override {
     CallFds fds(app.fds, state_, nullptr);
     if (state_->rdma_cm_netns) {
       CmHostInNetns host(host_, *state_->rdma_cm_netns);
@@ -224,10 +230,37 @@ class CmSentryFile final : public SentryFile {
 
 }  // namespace
 
-// What the kernel answers for a file operation the file does not have.
+// What the kernel answers for a file operation the file does not have (vfs_write/vfs_read:
+// no FMODE_CAN_WRITE / FMODE_CAN_READ, EINVAL).
 long SentryFile::Ioctl(AppContext&, unsigned long, uint64_t) { return -ENOTTY; }
-long SentryFile::Write(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
-long SentryFile::Read(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
+long SentryFile::DoWrite(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
+long SentryFile::DoRead(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
+
+// OPEN_FMODE() (include/linux/fs.h): O_RDONLY reads, O_WRONLY writes, O_RDWR both, and the
+// access mode 3 neither (an ioctl-only open).
+namespace {
+constexpr int kFmodeRead = 1, kFmodeWrite = 2;
+int OpenFmode(int access_mode) { return (access_mode + 1) & O_ACCMODE; }
+}  // namespace
+
+long SentryFile::RefuseAccess(std::string_view operation) {
+  const char* mode = access_mode_ == O_RDONLY   ? "O_RDONLY"
+                     : access_mode_ == O_WRONLY ? "O_WRONLY"
+                                                : "with access mode 3";
+  auto e = Fail(EBADF, "{} of a file opened {}", operation, mode);
+  OwningEngine().counters().commands++;
+  OwningEngine().Refused(label(), e, Refusal::kDecode);
+  return Errno(e);
+}
+
+long SentryFile::Write(AppContext& app, uint64_t buffer, uint64_t length) {
+  if ((OpenFmode(access_mode_) & kFmodeWrite) == 0) return RefuseAccess("write");  // vfs_write()
+  return DoWrite(app, buffer, length);
+}
+long SentryFile::Read(AppContext& app, uint64_t buffer, uint64_t length) {
+  if ((OpenFmode(access_mode_) & kFmodeRead) == 0) return RefuseAccess("read");  // vfs_read()
+  return DoRead(app, buffer, length);
+}
 
 Result<short> SentryFile::Poll(short events) {
   pollfd p{host_fd(), events, 0};
@@ -341,14 +374,15 @@ Result<std::shared_ptr<SentryFile>> Sentry::Open(std::string_view path, int flag
     auto host = HostDeviceFile::Open(state_->config.rdma_cm_host_path, host_flags);
     if (!host) return std::move(host).error();
     return std::shared_ptr<SentryFile>(std::make_shared<CmSentryFile>(
-        state_, std::move(*host), state_->engine.OpenRdmaCm("rdma_cm")));
+        state_, flags & O_ACCMODE, std::move(*host), state_->engine.OpenRdmaCm("rdma_cm")));
   }
   for (const SentryDevice& d : state_->config.devices) {
     if (d.sandbox_name != name) continue;
     auto host = HostDeviceFile::Open(d.host_path, host_flags);
     if (!host) return std::move(host).error();
     return std::shared_ptr<SentryFile>(std::make_shared<UverbsSentryFile>(
-        state_, std::move(*host), state_->engine.OpenUverbs(d.sandbox_name, d.driver_id)));
+        state_, flags & O_ACCMODE, std::move(*host),
+        state_->engine.OpenUverbs(d.sandbox_name, d.driver_id)));
   }
   return missing();
 }

@@ -104,8 +104,11 @@ class SentryFile {
   virtual uint64_t engine_id() const { return 0; }
 
   virtual long Ioctl(AppContext& app, unsigned long request, uint64_t arg);
-  virtual long Write(AppContext& app, uint64_t buffer, uint64_t length);
-  virtual long Read(AppContext& app, uint64_t buffer, uint64_t length);
+  // write(2) / read(2). A file not opened for writing (reading) is EBADF whatever the bytes
+  // say, as vfs_write()/vfs_read() answer before the file's own operation: an app open of
+  // O_RDONLY, and every async event fd and completion channel (the kernel makes them O_RDONLY).
+  long Write(AppContext& app, uint64_t buffer, uint64_t length);
+  long Read(AppContext& app, uint64_t buffer, uint64_t length);
   // poll(2) of the host file with no wait: the ready events among `events`.
   virtual Result<short> Poll(short events);
   // fcntl(F_SETFL, O_NONBLOCK) as the app asked: reads and rdma_cm GET_EVENT then return
@@ -117,6 +120,19 @@ class SentryFile {
   // EINVAL for an offset no PrepareMmap passed, or one committed already.
   virtual Result<void> CommitMmap(uint64_t offset);
   Result<void*> Mmap(uint64_t length, int prot, int flags, uint64_t offset);
+
+ protected:
+  // `access_mode`: the O_ACCMODE bits the file was opened with.
+  explicit SentryFile(int access_mode) : access_mode_(access_mode) {}
+  // The file's own write/read, once the access mode allowed it.
+  virtual long DoWrite(AppContext& app, uint64_t buffer, uint64_t length);
+  virtual long DoRead(AppContext& app, uint64_t buffer, uint64_t length);
+  // The engine the file's refusals are logged and counted by.
+  virtual Engine& OwningEngine() const = 0;
+
+ private:
+  long RefuseAccess(std::string_view operation);
+  int access_mode_;
 };
 
 class Sentry {

@@ -162,7 +162,8 @@ class FakeHostDevice final : public HostDevice {
     if (r < 0) return Fail(static_cast<int>(-r), "fake kernel");
     return r;
   }
-  int fd() const override { return -1; }
+  int poll_fd = -1;  // what fd() answers: a pipe stands for a file with (no) events queued
+  int fd() const override { return poll_fd; }
 };
 
 }  // namespace rxp::proxy::testing
