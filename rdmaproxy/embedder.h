@@ -46,6 +46,13 @@ enum class FileKind : uint8_t {
 };
 const char* FileKindName(FileKind kind);
 
+// What an open file's access mode (its open flags' O_ACCMODE bits) lets through, as
+// OPEN_FMODE() (include/linux/fs.h) makes f_mode: O_RDONLY reads, O_WRONLY writes, O_RDWR
+// both, and access mode 3 neither (an ioctl-only open). vfs_write()/vfs_read() answer EBADF
+// for the others before the file's own write/read runs.
+constexpr bool OpenedForReading(int open_flags) { return (((open_flags & 3) + 1) & 1) != 0; }
+constexpr bool OpenedForWriting(int open_flags) { return (((open_flags & 3) + 1) & 2) != 0; }
+
 struct HostFile {
   int host_fd = -1;  // valid for the duration of the call
   FileKind kind = FileKind::kOther;

@@ -236,13 +236,6 @@ long SentryFile::Ioctl(AppContext&, unsigned long, uint64_t) { return -ENOTTY; }
 long SentryFile::DoWrite(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
 long SentryFile::DoRead(AppContext&, uint64_t, uint64_t) { return -EINVAL; }
 
-// OPEN_FMODE() (include/linux/fs.h): O_RDONLY reads, O_WRONLY writes, O_RDWR both, and the
-// access mode 3 neither (an ioctl-only open).
-namespace {
-constexpr int kFmodeRead = 1, kFmodeWrite = 2;
-int OpenFmode(int access_mode) { return (access_mode + 1) & O_ACCMODE; }
-}  // namespace
-
 long SentryFile::RefuseAccess(std::string_view operation) {
   const char* mode = access_mode_ == O_RDONLY   ? "O_RDONLY"
                      : access_mode_ == O_WRONLY ? "O_WRONLY"
@@ -254,11 +247,11 @@ long SentryFile::RefuseAccess(std::string_view operation) {
 }
 
 long SentryFile::Write(AppContext& app, uint64_t buffer, uint64_t length) {
-  if ((OpenFmode(access_mode_) & kFmodeWrite) == 0) return RefuseAccess("write");  // vfs_write()
+  if (!OpenedForWriting(access_mode_)) return RefuseAccess("write");  // vfs_write()
   return DoWrite(app, buffer, length);
 }
 long SentryFile::Read(AppContext& app, uint64_t buffer, uint64_t length) {
-  if ((OpenFmode(access_mode_) & kFmodeRead) == 0) return RefuseAccess("read");  // vfs_read()
+  if (!OpenedForReading(access_mode_)) return RefuseAccess("read");  // vfs_read()
   return DoRead(app, buffer, length);
 }
 

@@ -313,14 +313,16 @@ Result<UniqueFd> TracerCopyOf(pid_t tgid, int fd) {
 // /dev/infiniband/uverbsN.
 class UverbsHandler final : public EngineFileHandler {
  public:
-  UverbsHandler(EngineFactory& factory, std::unique_ptr<proxy::UverbsFile> file, uint64_t opener)
-      : factory_(factory), file_(std::move(file)), opener_(opener) {}
+  UverbsHandler(EngineFactory& factory, std::unique_ptr<proxy::UverbsFile> file, uint64_t opener,
+                int open_flags)
+      : factory_(factory), file_(std::move(file)), opener_(opener), open_flags_(open_flags) {}
 
   FileKind kind() const override { return FileKind::kUverbs; }
   uint64_t owner() const override { return file_->id(); }
 
   EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override {
-    if (auto refused = factory_.RefuseForeignWriter(call, opener_, file_->label())) return *refused;
+    if (auto refused = factory_.RefuseWrite(call, opener_, open_flags_, file_->label()))
+      return *refused;
     switch (call.nr) {
       case SYS_ioctl: return Ioctl(call, tracee);
       case SYS_write: return Write(call, tracee);
@@ -475,6 +477,7 @@ class UverbsHandler final : public EngineFileHandler {
   EngineFactory& factory_;
   std::unique_ptr<proxy::UverbsFile> file_;
   uint64_t opener_;  // the credentials of the thread that opened the file (OpenedPath)
+  int open_flags_;   // the flags it was opened with (OpenedPath): its access mode
   std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
   TracerCopy tracer_copy_;  // IssueFromTracer's descriptor of the file
 };
@@ -482,14 +485,16 @@ class UverbsHandler final : public EngineFileHandler {
 // /dev/infiniband/rdma_cm: write() commands only.
 class CmHandler final : public EngineFileHandler {
  public:
-  CmHandler(EngineFactory& factory, std::unique_ptr<proxy::CmFile> file, uint64_t opener)
-      : factory_(factory), file_(std::move(file)), opener_(opener) {}
+  CmHandler(EngineFactory& factory, std::unique_ptr<proxy::CmFile> file, uint64_t opener,
+            int open_flags)
+      : factory_(factory), file_(std::move(file)), opener_(opener), open_flags_(open_flags) {}
 
   FileKind kind() const override { return FileKind::kRdmaCm; }
   uint64_t owner() const override { return file_->id(); }
 
   EntryDecision OnEntry(const SyscallView& call, TraceeAccess& tracee) override {
-    if (auto refused = factory_.RefuseForeignWriter(call, opener_, file_->label())) return *refused;
+    if (auto refused = factory_.RefuseWrite(call, opener_, open_flags_, file_->label()))
+      return *refused;
     if (IsVectoredWrite(call.nr)) return RefuseVectoredWrite(factory_, file_->label());
     if (call.nr != SYS_write) return EntryDecision::Allow();  // no read, ioctl or mmap in ucma
     TraceeAppMemory memory(tracee, call.tgid);
@@ -535,6 +540,7 @@ class CmHandler final : public EngineFileHandler {
   EngineFactory& factory_;
   std::unique_ptr<proxy::CmFile> file_;
   uint64_t opener_;  // the credentials of the thread that opened the file (OpenedPath)
+  int open_flags_;   // the flags it was opened with (OpenedPath): its access mode
   std::map<pid_t, Pending> pending_;
 };
 
@@ -553,19 +559,27 @@ Result<std::unique_ptr<harness::ProxiedFileHandler>> EngineFactory::OnOpen(
   const uint64_t opener = opened.credentials;
   if (opened.label == "rdma_cm")
     return std::unique_ptr<harness::ProxiedFileHandler>(
-        std::make_unique<CmHandler>(*this, engine_.OpenRdmaCm(opened.label), opener));
+        std::make_unique<CmHandler>(*this, engine_.OpenRdmaCm(opened.label), opener,
+                                    opened.flags));
   auto it = driver_ids_.find(opened.label);
   if (it == driver_ids_.end())
     return Fail(ENODEV, "{} ({}) is no device of the sandbox", opened.sandbox_path, opened.label);
   return std::unique_ptr<harness::ProxiedFileHandler>(
-      std::make_unique<UverbsHandler>(*this, engine_.OpenUverbs(opened.label, it->second), opener));
+      std::make_unique<UverbsHandler>(*this, engine_.OpenUverbs(opened.label, it->second), opener,
+                                      opened.flags));
 }
 
-std::optional<harness::EntryDecision> EngineFactory::RefuseForeignWriter(const SyscallView& call,
-                                                                          uint64_t opener,
-                                                                          const std::string& label) {
-  if ((call.nr != SYS_write && call.nr != SYS_writev) || call.credentials == opener)
-    return std::nullopt;
+std::optional<harness::EntryDecision> EngineFactory::RefuseWrite(const SyscallView& call,
+                                                                  uint64_t opener, int open_flags,
+                                                                  const std::string& label) {
+  if (call.nr != SYS_write && call.nr != SYS_writev) return std::nullopt;
+  if (!proxy::OpenedForWriting(open_flags)) {
+    const Error e = Fail(EBADF, "write of a file the program opened without write access");
+    engine_.counters().commands++;
+    engine_.Refused(label, e, proxy::Refusal::kState);
+    return EntryDecision::Emulate(-EBADF);
+  }
+  if (call.credentials == opener) return std::nullopt;
   const Error e = Fail(EACCES,
                        "thread {} of process {} has other credentials than the file's opener (a "
                        "fork child, a new program, or new credentials since): the kernel refuses "

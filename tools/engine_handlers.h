@@ -55,15 +55,18 @@ class EngineFactory final : public harness::FileHandlerFactory {
   Result<std::unique_ptr<harness::ProxiedFileHandler>> OnOpen(const harness::OpenedPath& opened,
                                                               harness::TraceeAccess& tracee) override;
 
-  // `call` is a write() or writev() on a file whose opener had the credentials `opener`, from
-  // a thread with others (SyscallView::credentials, which the tracer keeps as the kernel keeps
-  // struct cred: ib_safe_file_access compares the pointers, so a fork child, a new program and
-  // a thread that committed new credentials differ): the kernel answers EACCES before reading
-  // anything, and so does the proxy (the tracer's own descriptor would not be refused).
+  // `call` is a write() or writev() the kernel refuses before reading anything, and so does
+  // the proxy (the tracer's own descriptor would not be refused):
+  //   - on a file not opened for writing (`open_flags`, as the program opened it): EBADF,
+  //     vfs_write()'s answer, before the file's own write;
+  //   - on a file whose opener had the credentials `opener`, from a thread with others
+  //     (SyscallView::credentials, which the tracer keeps as the kernel keeps struct cred:
+  //     ib_safe_file_access compares the pointers, so a fork child, a new program and a
+  //     thread that committed new credentials differ): EACCES.
   // nullopt for any other call.
-  std::optional<harness::EntryDecision> RefuseForeignWriter(const harness::SyscallView& call,
-                                                           uint64_t opener,
-                                                           const std::string& label);
+  std::optional<harness::EntryDecision> RefuseWrite(const harness::SyscallView& call,
+                                                    uint64_t opener, int open_flags,
+                                                    const std::string& label);
 
   proxy::Engine& engine() { return engine_; }
   harness::Log& log() { return log_; }

@@ -8,6 +8,8 @@
 
 #include <sys/syscall.h>
 
+#include <fcntl.h>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -43,8 +45,8 @@ struct Factory {
   ~Factory() { std::fclose(sink); }
 
   // The errno a call gets at entry from the writer check, 0 when it goes on.
-  long Verdict(uint64_t credentials, long nr, uint64_t opener) {
-    auto refused = factory.RefuseForeignWriter(Call(101, nr, credentials), opener, "uverbs0");
+  long Verdict(uint64_t credentials, long nr, uint64_t opener, int open_flags = O_RDWR) {
+    auto refused = factory.RefuseWrite(Call(101, nr, credentials), opener, open_flags, "uverbs0");
     return refused ? -refused->result() : 0;
   }
 };
@@ -67,6 +69,23 @@ TEST_CASE("EngineFactory: writes from other credentials than the opener's get th
   REQUIRE(f.lines.size() == 2);
   CHECK_THAT(f.lines[0], Catch::Contains("EACCES") && Catch::Contains("thread 101") &&
                              Catch::Contains("ib_safe_file_access"));
+}
+
+// vfs_write() answers EBADF for a file not opened for writing before the file's own write
+// (so before ib_safe_file_access); reads are the kernel's to answer.
+TEST_CASE("EngineFactory: writes of a file opened without write access get the kernel's EBADF") {
+  Factory f;
+  constexpr uint64_t kOpener = 7, kOther = 8;
+  CHECK(f.Verdict(kOpener, SYS_write, kOpener, O_WRONLY) == 0);
+  CHECK(f.Verdict(kOpener, SYS_write, kOpener, O_RDONLY) == EBADF);
+  CHECK(f.Verdict(kOpener, SYS_writev, kOpener, O_RDONLY | O_NONBLOCK) == EBADF);
+  CHECK(f.Verdict(kOpener, SYS_write, kOpener, O_ACCMODE) == EBADF);  // mode 3: neither
+  CHECK(f.Verdict(kOther, SYS_write, kOpener, O_RDONLY) == EBADF);    // before EACCES
+  CHECK(f.Verdict(kOpener, SYS_ioctl, kOpener, O_RDONLY) == 0);
+  CHECK(f.Verdict(kOpener, SYS_read, kOpener, O_WRONLY) == 0);
+  CHECK(f.factory.engine().counters().refused_state == 4);
+  REQUIRE(f.lines.size() == 4);
+  CHECK_THAT(f.lines[0], Catch::Contains("EBADF") && Catch::Contains("without write access"));
 }
 
 }  // namespace

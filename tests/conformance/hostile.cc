@@ -38,6 +38,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "raw_ioctl.h"
@@ -300,6 +301,21 @@ int main(int argc, char** argv) {
     // Counts no command can have (ib_uverbs_write: shorter than the header, read or not;
     // verify_hdr: longer than the longest extended command).
     HOSTILE("write_shorter_than_header", WriteRaw(fd, edge, 4));
+    // The device opened without write access: vfs_write() answers EBADF before the file's own
+    // write looks at the bytes (zeros here, which ib_uverbs_write would call EINVAL); opened
+    // without read access, a read is EBADF (with it, EINVAL: uverbs files have no read).
+    {
+      const std::string path = std::string("/dev/infiniband/") + dev->dev_name;
+      const unsigned char zeros[16] = {};
+      unsigned char into[16];
+      const int ro = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+      HOSTILE("write_on_read_only_device", ro < 0 ? errno : WriteRaw(ro, zeros, sizeof(zeros)));
+      const int wo = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+      HOSTILE("read_on_write_only_device",
+              wo < 0 ? errno : (read(wo, into, sizeof(into)) < 0 ? errno : 0));
+      if (ro >= 0) close(ro);
+      if (wo >= 0) close(wo);
+    }
     // A create whose answer cannot be copied (a NULL response): the kernel undoes it, EFAULT.
     struct {
       ib_uverbs_cmd_hdr hdr;
@@ -384,6 +400,12 @@ int main(int argc, char** argv) {
       mig.body.fd = 9999;
       HOSTILE("rdma_cm_migrate_from_closed_fd", WriteRaw(cm, &mig, sizeof(mig)));
       HOSTILE("rdma_cm_shorter_than_header", WriteRaw(cm, edge, 4));
+      const int cm_ro = open("/dev/infiniband/rdma_cm", O_RDONLY | O_CLOEXEC);
+      if (cm_ro >= 0) {
+        const unsigned char zeros[16] = {};
+        HOSTILE("rdma_cm_write_on_read_only_file", WriteRaw(cm_ro, zeros, sizeof(zeros)));
+        close(cm_ro);
+      }
       // Not hostile: a count past the request (ucma_write() reads the header's `in` bytes only).
       std::vector<unsigned char> longer(8192);
       rdma_ucm_create_id_resp created{};

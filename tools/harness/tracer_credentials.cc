@@ -4,7 +4,7 @@
 // not the ones the file was opened with (ib_safe_file_access). A write the program issues
 // itself meets that check; the rxe send doorbells the tracer issues on its own descriptor would
 // not, so the engine refuses them for a process whose credentials changed since the open
-// (EngineFactory::RefuseForeignWriter), told by a ProcessEvent::kCredentials.
+// (EngineFactory::RefuseWrite), told by a ProcessEvent::kCredentials.
 //
 // The kernel compares struct cred pointers, which no process can see: which calls make new
 // ones, also for no change, is a table (credential_calls.h). For the calls that commit only on
