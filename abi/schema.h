@@ -373,8 +373,8 @@ struct UcmaCommand {
   uint16_t req_size = 0;            // bytes the kernel copies (copy_from_user(&cmd, sizeof cmd))
   const Layout* response = nullptr;
   uint16_t resp_min = 0;            // smallest `out` the kernel accepts
-  // The handler writes resp_min bytes to `response` whatever `out` says, and checks no `out`
-  // (ucma_migrate_id()).
+  // The handler writes exactly resp_min bytes to `response` whatever `out` says, and checks
+  // no `out` (ucma_migrate_id()).
   bool out_unchecked = false;
   bool variable_response = false;   // QUERY: the response layout depends on the option
   Policy policy;

@@ -34,9 +34,8 @@ Result<UcmaRequest> DecodeUcmaWrite(std::span<const std::byte> buf) {
       return Fail(ENOSPC, "rdma_cm {}: out = {} is smaller than the {}-byte response",
                   c->short_name, r.header.out, c->resp_min);
     r.response = ReadField(r.body, resp->offset, resp->size);
-    // An unchecked `out`: the kernel writes its whole response however small `out` is.
-    r.response_len = c->out_unchecked ? std::max<uint32_t>(r.header.out, c->resp_min)
-                                      : r.header.out;
+    // An unchecked `out`: the kernel writes exactly its response, whatever `out` says.
+    r.response_len = c->out_unchecked ? c->resp_min : r.header.out;
   }
   return r;
 }

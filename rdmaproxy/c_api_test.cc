@@ -461,6 +461,10 @@ TEST_CASE("an open file: refusals come back as -errno with the reason, nothing f
     if (mode != O_RDONLY) CHECK(LastError().find("read of a file opened") != std::string::npos);
     CHECK(rxp_close(limited) == 0);
   }
+  rxp_stats limited_stats{};
+  REQUIRE(rxp_sentry_stats(s, &limited_stats) == 0);
+  CHECK(limited_stats.refused_state == 4);  // two writes, two reads: state refusals
+  CHECK(limited_stats.forwarded == 0);
   void* at = nullptr;
   int host_fd = -1;
   CHECK(rxp_mmap(f, 4096, PROT_READ, MAP_PRIVATE, 0, &at) == -EINVAL);

@@ -190,21 +190,29 @@ void CmFile::Abandon(const Error& why) {
 // nonblocking file and a wait on a blocking one, and only a queued event meets the app's
 // unwritable buffer (EFAULT, the event left queued). The proxy cannot let the kernel take the
 // event it could not copy, so it asks the queue with poll() and never forwards the command.
+// The EAGAIN and a signal during the wait are counted as those answers of a forwarded
+// GET_EVENT are. Another thread's GET_EVENT on the same file may take the event between the
+// poll and the answer (the kernel holds file->mut across both); this thread then answers
+// EFAULT where the kernel would have gone on waiting.
 long CmFile::AnswerUnwritableEvent(CmCommand& c, HostDevice& host) {
   const int fd = host.fd();
   if (fd >= 0) {
     const int flags = ::fcntl(fd, F_GETFL);
-    const bool nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;
+    if (flags < 0) return -errno;  // not counted: nothing was answered
     pollfd p{fd, POLLIN, 0};
-    const int ready = ::poll(&p, 1, nonblocking ? 0 : -1);
-    if (ready < 0) {  // a signal during the wait: as wait_event_interruptible()'s -ERESTARTSYS
-      const long result = -errno;
-      engine_.counters().commands--;
-      return result;
+    const int ready = ::poll(&p, 1, (flags & O_NONBLOCK) != 0 ? 0 : -1);
+    // A signal during the wait (wait_event_interruptible()'s -ERESTARTSYS: the runtime
+    // restarts or fails the call), or nonblocking and nothing queued (EAGAIN).
+    const long answer = ready < 0 ? -errno : ready == 0 ? -EAGAIN : 0;
+    if (answer != 0) {
+      engine_.counters().forwarded++;
+      engine_.counters().Settled(answer);
+      return answer;
     }
-    if (ready == 0) return -EAGAIN;  // nonblocking and nothing queued, as the kernel answers
   }
   engine_.Refused(label_, *c.unwritable_event, Refusal::kState);
+  if (engine_.tracing())
+    engine_.Trace(abi::FormatRefused("write", label_, "GET_EVENT", *c.unwritable_event));
   return -c.unwritable_event->errnum;
 }
 

@@ -2,6 +2,7 @@
 
 #include <catch2/catch.hpp>
 
+#include <array>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -192,6 +193,15 @@ TEST_CASE("rdma_cm: MIGRATE_ID's response is written whatever `out` says", "[eng
         static_cast<long>(sizeof(rdma_ucm_cmd_hdr) + sizeof(m)));
   CHECK(f.host.calls == 1);
   CHECK(f.memory.Get<rdma_ucm_migrate_resp>(m.response).events_reported == 42);
+  // A larger `out`: still exactly the 4 bytes, the app's bytes after them untouched.
+  std::vector<std::byte> marked(64, std::byte{0xaa});
+  m.response = f.memory.PutBytes(marked);
+  CHECK(f.Write(RDMA_USER_CM_CMD_MIGRATE_ID, m, 64) ==
+        static_cast<long>(sizeof(rdma_ucm_cmd_hdr) + sizeof(m)));
+  CHECK(f.memory.Get<rdma_ucm_migrate_resp>(m.response).events_reported == 42);
+  std::array<std::byte, 60> untouched;
+  untouched.fill(std::byte{0xaa});
+  CHECK(f.memory.Get<std::array<std::byte, 60>>(m.response + 4) == untouched);
 }
 
 // ucma_get_event(): the queue is looked at before the response is copied. An unwritable
@@ -207,12 +217,18 @@ TEST_CASE("rdma_cm: GET_EVENT into an unwritable buffer answers as the queue say
   get.response = f.memory.Alloc(sizeof(rdma_ucm_event_resp));
   f.memory.Protect(get.response);
   CHECK(f.Write(RDMA_USER_CM_CMD_GET_EVENT, get, sizeof(rdma_ucm_event_resp)) == -EAGAIN);
+  // Counted as a forwarded GET_EVENT's EAGAIN is: forwarded, a kernel error, no refusal.
+  CHECK(f.engine->counters().commands == 1);
+  CHECK(f.engine->counters().forwarded == 1);
+  CHECK(f.engine->counters().kernel_errors == 1);
+  CHECK(f.engine->counters().refused() == 0);
   REQUIRE(::write(queue[1], "e", 1) == 1);
   CHECK(f.Write(RDMA_USER_CM_CMD_GET_EVENT, get, sizeof(rdma_ucm_event_resp)) == -EFAULT);
   // Blocking: with an event queued, no wait.
   REQUIRE(::fcntl(queue[0], F_SETFL, 0) == 0);
   CHECK(f.Write(RDMA_USER_CM_CMD_GET_EVENT, get, sizeof(rdma_ucm_event_resp)) == -EFAULT);
   CHECK(f.host.calls == 0);
+  CHECK(f.engine->counters().refused_state == 2);
   ::close(queue[0]);
   ::close(queue[1]);
 }

@@ -11,6 +11,8 @@
 // The engine never touches app memory, fds or devices any other way.
 #pragma once
 
+#include <fcntl.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -48,10 +50,15 @@ const char* FileKindName(FileKind kind);
 
 // What an open file's access mode (its open flags' O_ACCMODE bits) lets through, as
 // OPEN_FMODE() (include/linux/fs.h) makes f_mode: O_RDONLY reads, O_WRONLY writes, O_RDWR
-// both, and access mode 3 neither (an ioctl-only open). vfs_write()/vfs_read() answer EBADF
-// for the others before the file's own write/read runs.
-constexpr bool OpenedForReading(int open_flags) { return (((open_flags & 3) + 1) & 1) != 0; }
-constexpr bool OpenedForWriting(int open_flags) { return (((open_flags & 3) + 1) & 2) != 0; }
+// both, and access mode 3 neither (an ioctl-only open); an O_PATH file neither, whatever its
+// mode (build_open_flags()). vfs_write()/vfs_read() answer EBADF for the others before the
+// file's own write/read runs.
+constexpr bool OpenedForReading(int open_flags) {
+  return (open_flags & O_PATH) == 0 && (((open_flags & 3) + 1) & 1) != 0;
+}
+constexpr bool OpenedForWriting(int open_flags) {
+  return (open_flags & O_PATH) == 0 && (((open_flags & 3) + 1) & 2) != 0;
+}
 
 struct HostFile {
   int host_fd = -1;  // valid for the duration of the call

@@ -161,9 +161,11 @@ Result<PolicyConfig> PolicyConfig::FromJson(std::string_view text) {
     }
     return Fail(EINVAL, "policy: not valid JSON");
   }
-  if (keys.duplicate())
-    return Fail(EINVAL, "policy: key \"{}\" appears twice in one object",
-                OneLine(*keys.duplicate()));
+  if (keys.duplicate()) {
+    std::string key = OneLine(*keys.duplicate());
+    if (key.size() > 64) key = key.substr(0, 64) + "...";  // one short line, whatever the key
+    return Fail(EINVAL, "policy: key \"{}\" appears twice in one object", key);
+  }
   if (!j.is_object()) return Fail(EINVAL, "policy: not a JSON object");
   PolicyConfig p;
   if (!j.contains("version") || !j["version"].is_number_integer() || j["version"] != 1)

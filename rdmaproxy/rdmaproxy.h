@@ -73,7 +73,8 @@ struct rxp_app_ops {
 
 /* Counters of a sentry (rxp_sentry_stats). */
 struct rxp_stats {
-  uint64_t commands;       /* writes, ioctls and mmaps the app issued on its RDMA files */
+  uint64_t commands;       /* writes, ioctls and mmaps the app issued on its RDMA files, and
+                            * reads refused (a file opened without read access) */
   uint64_t forwarded;      /* handed to the host kernel */
   uint64_t refused_decode; /* malformed */
   uint64_t refused_policy; /* denied by the policy */

@@ -242,7 +242,7 @@ long SentryFile::RefuseAccess(std::string_view operation) {
                                                 : "with access mode 3";
   auto e = Fail(EBADF, "{} of a file opened {}", operation, mode);
   OwningEngine().counters().commands++;
-  OwningEngine().Refused(label(), e, Refusal::kDecode);
+  OwningEngine().Refused(label(), e, Refusal::kState);
   return Errno(e);
 }
 

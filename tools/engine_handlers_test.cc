@@ -80,11 +80,12 @@ TEST_CASE("EngineFactory: writes of a file opened without write access get the k
   CHECK(f.Verdict(kOpener, SYS_write, kOpener, O_RDONLY) == EBADF);
   CHECK(f.Verdict(kOpener, SYS_writev, kOpener, O_RDONLY | O_NONBLOCK) == EBADF);
   CHECK(f.Verdict(kOpener, SYS_write, kOpener, O_ACCMODE) == EBADF);  // mode 3: neither
+  CHECK(f.Verdict(kOpener, SYS_write, kOpener, O_PATH | O_RDWR) == EBADF);  // O_PATH: neither
   CHECK(f.Verdict(kOther, SYS_write, kOpener, O_RDONLY) == EBADF);    // before EACCES
   CHECK(f.Verdict(kOpener, SYS_ioctl, kOpener, O_RDONLY) == 0);
   CHECK(f.Verdict(kOpener, SYS_read, kOpener, O_WRONLY) == 0);
-  CHECK(f.factory.engine().counters().refused_state == 4);
-  REQUIRE(f.lines.size() == 4);
+  CHECK(f.factory.engine().counters().refused_state == 5);
+  REQUIRE(f.lines.size() == 5);
   CHECK_THAT(f.lines[0], Catch::Contains("EBADF") && Catch::Contains("without write access"));
 }
 

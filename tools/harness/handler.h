@@ -197,7 +197,7 @@ struct OpenedPath {
   std::string sandbox_path;  // as the app named it, absolute ("/dev/infiniband/uverbs0")
   std::string host_path;     // what the tracee actually opened ("/dev/infiniband/uverbs3")
   std::string label;         // the resolver's name for it ("uverbs0", "rdma_cm")
-  int flags = 0;             // open(2) flags
+  int flags = 0;             // the open file's flags (fdinfo), as open(2) flags
   int fd = -1;               // the new fd, already in the reserved range
   uint64_t credentials = 0;  // the opening thread's (SyscallView::credentials): the file's f_cred
 };

@@ -301,7 +301,10 @@ Tracer::ExitFn Tracer::AdoptOpenedFd(const Stop& stop, std::string sandbox,
     opened.sandbox_path = sandbox;
     opened.host_path = host_path;
     opened.label = resolution.label;
-    opened.flags = flags;
+    // The file's own flags, not those read at entry: openat2's were in memory another thread
+    // could rewrite, and an O_PATH open drops the access mode (build_open_flags()).
+    const std::optional<unsigned long> file_flags = TraceeFdFlags(tid, *moved);
+    opened.flags = file_flags ? static_cast<int>(*file_flags) : flags;
     opened.fd = *moved;
     opened.credentials = exit.task().credentials;
     Result<std::unique_ptr<ProxiedFileHandler>> handler =
