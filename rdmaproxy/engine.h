@@ -90,6 +90,12 @@ class Engine {
   // The same without the log line: for refusals that are an expected part of a library's
   // protocol (rdma-core's INVOKE_WRITE support probe), which would only be noise.
   void RefusedQuietly(std::string_view file, const Error& error, Refusal why);
+  // Refused() for a command the file's pipeline never began (a request the file does not
+  // take, a write its access mode or writer forbids): it counts as a command first.
+  void RefusedCommand(std::string_view file, const Error& error, Refusal why) {
+    counters_.commands++;
+    Refused(file, error, why);
+  }
   // This thread's last refusal since the previous call, and forgets it.
   static std::optional<Error> TakeLastRefusal();
   void Log(std::string_view line);

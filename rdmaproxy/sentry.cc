@@ -148,8 +148,7 @@ class UverbsSentryFile final : public SentryFile {
     // forwarded.
     if (request != RDMA_VERBS_IOCTL) {
       auto e = Fail(ENOTTY, "ioctl request {:#x} is not RDMA_VERBS_IOCTL", request);
-      state_->engine.counters().commands++;
-      state_->engine.Refused(label(), e, Refusal::kDecode);
+      state_->engine.RefusedCommand(label(), e, Refusal::kDecode);
       return Errno(e);
     }
     CallFds fds(app.fds, state_, &file_->label());
@@ -241,8 +240,7 @@ long SentryFile::RefuseAccess(std::string_view operation) {
                      : access_mode_ == O_WRONLY ? "O_WRONLY"
                                                 : "with access mode 3";
   auto e = Fail(EBADF, "{} of a file opened {}", operation, mode);
-  OwningEngine().counters().commands++;
-  OwningEngine().Refused(label(), e, Refusal::kState);
+  OwningEngine().RefusedCommand(label(), e, Refusal::kState);
   return Errno(e);
 }
 

@@ -144,8 +144,7 @@ class TraceeFds final : public proxy::FdBridge {
 // a verbs command the proxy never decoded. rdma-core never issues them.
 EntryDecision RefuseVectoredWrite(EngineFactory& factory, const std::string& label) {
   const Error e = Fail(EINVAL, "vectored writes of verbs commands are not proxied");
-  factory.engine().counters().commands++;
-  factory.engine().Refused(label, e, proxy::Refusal::kDecode);
+  factory.engine().RefusedCommand(label, e, proxy::Refusal::kDecode);
   return EntryDecision::Emulate(-EINVAL);
 }
 
@@ -369,8 +368,7 @@ class UverbsHandler final : public EngineFileHandler {
     if (static_cast<uint32_t>(call.args[1]) != RDMA_VERBS_IOCTL) {
       // ib_uverbs_ioctl answers any other request with ENOIOCTLCMD (ENOTTY).
       const Error e = Fail(ENOTTY, "ioctl request {:#x} is not RDMA_VERBS_IOCTL", call.args[1]);
-      factory_.engine().counters().commands++;
-      factory_.engine().Refused(file_->label(), e, proxy::Refusal::kDecode);
+      factory_.engine().RefusedCommand(file_->label(), e, proxy::Refusal::kDecode);
       return EntryDecision::Emulate(-ENOTTY);
     }
     TraceeAppMemory memory(tracee, call.tgid);
@@ -463,8 +461,7 @@ class UverbsHandler final : public EngineFileHandler {
         harness::AnyMapped(call.tgid, call.args[0], (call.args[1] + kPageMask) & ~kPageMask)) {
       const Error e = Fail(EEXIST, "mmap at {:#x} (+{}) with MAP_FIXED_NOREPLACE: the range is "
                            "already mapped", call.args[0], call.args[1]);
-      factory_.engine().counters().commands++;
-      factory_.engine().Refused(file_->label(), e, proxy::Refusal::kState);
+      factory_.engine().RefusedCommand(file_->label(), e, proxy::Refusal::kState);
       return EntryDecision::Emulate(-EEXIST);
     }
     if (auto ok = file_->CheckMmap(offset, call.args[1], static_cast<int>(call.args[2])); !ok)
@@ -575,8 +572,7 @@ std::optional<harness::EntryDecision> EngineFactory::RefuseWrite(const SyscallVi
   if (call.nr != SYS_write && call.nr != SYS_writev) return std::nullopt;
   if (!proxy::OpenedForWriting(open_flags)) {
     const Error e = Fail(EBADF, "write of a file the program opened without write access");
-    engine_.counters().commands++;
-    engine_.Refused(label, e, proxy::Refusal::kState);
+    engine_.RefusedCommand(label, e, proxy::Refusal::kState);
     return EntryDecision::Emulate(-EBADF);
   }
   if (call.credentials == opener) return std::nullopt;
@@ -585,8 +581,7 @@ std::optional<harness::EntryDecision> EngineFactory::RefuseWrite(const SyscallVi
                        "fork child, a new program, or new credentials since): the kernel refuses "
                        "its writes (ib_safe_file_access)",
                        call.tid, call.tgid);
-  engine_.counters().commands++;
-  engine_.Refused(label, e, proxy::Refusal::kState);
+  engine_.RefusedCommand(label, e, proxy::Refusal::kState);
   return EntryDecision::Emulate(-EACCES);
 }
 
