@@ -186,7 +186,15 @@ constexpr Field kQueryPortRespFields[] = {
 constexpr Field kQueryPortRespExFields[] = {
     F(ib_uverbs_query_port_resp_ex, legacy_resp, kStruct).Nested(&kQueryPortResp),
     F(ib_uverbs_query_port_resp_ex, port_cap_flags2, kHex32),
+    // Newer kernels (6.12 has it) split reserved[6] into reserved[2] and __u32 active_speed_ex,
+    // the port speed that no longer fits active_speed's 8 bits (IB_SPEED_XDR, 800G), which
+    // ib_uverbs_handler_UVERBS_METHOD_QUERY_PORT fills in (uverbs_std_types_device.c). The
+    // headers this builds with may predate it: the offset is 6.12's, inside the struct either way.
+    ::rxp::abi::Field::Make("active_speed_ex", offsetof(ib_uverbs_query_port_resp_ex, reserved) + 2,
+                            sizeof(uint32_t), FieldKind::kU32),
 };
+static_assert(offsetof(ib_uverbs_query_port_resp_ex, reserved) + 2 + sizeof(uint32_t) ==
+              sizeof(ib_uverbs_query_port_resp_ex));
 constexpr Field kGidEntryFields[] = {
     F(ib_uverbs_gid_entry, gid, kGid),
     F(ib_uverbs_gid_entry, gid_index, kU32),
