@@ -28,6 +28,20 @@ bool MakesOrTakes(uint32_t cmd) {
 
 }  // namespace
 
+namespace {
+
+// The bytes of an `out` of `out_len` that a ucma handler copies to its response: its struct,
+// no more (ucma_create_id(), ucma_query_route() and ucma_get_event() copy
+// min(out_len, sizeof(resp)); ucma_migrate_id() exactly its struct, response_len already says
+// so). ucma_query() sizes the response by its option (ucma_query_path() by the number of
+// paths), so for QUERY no byte is known in advance.
+size_t ResponseBytesWritten(const abi::UcmaCommand& cmd, size_t out_len) {
+  if (cmd.variable_response || cmd.response == nullptr) return std::min<size_t>(out_len, cmd.resp_min);
+  return std::min<size_t>(out_len, cmd.response->size);
+}
+
+}  // namespace
+
 CmFile::CmFile(Engine& engine, uint64_t id, std::string label)
     : engine_(engine), id_(id), label_(std::move(label)) {}
 
@@ -101,11 +115,25 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
     c->image.PointTo(body_at + f->offset, bounce);
     c->outputs.push_back({bounce, c->request.response, c->request.response_len, -1});
     c->response = {true, bounce, c->request.response_len};
+    // Natively the bytes of `out` past the handler's struct are never touched: the bounce
+    // starts as the app's own bytes, so that what goes back past the struct is only what the
+    // kernel changed (Complete). Unreadable, they start as zeros and all go back, which then
+    // fails as the kernel's copy would.
+    c->response_written = ResponseBytesWritten(cmd, c->request.response_len);
+    c->response_before.resize(c->request.response_len);
+    if (memory.Read(c->request.response, c->response_before))
+      std::memcpy(c->image.bytes().data() + bounce, c->response_before.data(),
+                  c->response_before.size());
+    else
+      c->response_before.clear();
     // What makes an id, or takes an event off the queue, is undone natively when its response
     // cannot be copied (ucma_create_id and ucma_join destroy what they made; ucma_get_event's
-    // err_ctx leaves the event queued): so it is checked before it is forwarded (copy_out.h).
+    // err_ctx leaves the event queued): so it is checked before it is forwarded (copy_out.h),
+    // as far as the kernel's copy reaches.
+    OutputCopy copied = c->outputs.back();
+    copied.length = static_cast<uint32_t>(c->response_written);
     if (MakesOrTakes(cmd.cmd))
-      if (auto e = CheckOutputsWritable(c->outputs, memory, cmd.short_name); !e) {
+      if (auto e = CheckOutputsWritable(std::span(&copied, 1), memory, cmd.short_name); !e) {
         if (cmd.cmd != RDMA_USER_CM_CMD_GET_EVENT) return fail(std::move(e).error(), Refusal::kState);
         c->unwritable_event = std::move(e).error();  // Write() asks the queue first
         return c;
@@ -121,7 +149,19 @@ long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_afte
   engine_.counters().Settled(result);
   if (result >= 0) {
     for (const auto& o : c.outputs) {
-      auto w = memory.Write(o.app_address, image_after.subspan(o.image_offset, o.length));
+      const auto after = image_after.subspan(o.image_offset, o.length);
+      // The handler's struct, then up to the last byte past it the kernel changed (none on a
+      // kernel whose struct is the proxy's; a newer kernel's longer struct is not cut short).
+      size_t length = o.length;
+      if (c.response_before.size() == o.length) {
+        length = c.response_written;
+        for (size_t i = o.length; i > length; --i)
+          if (after[i - 1] != c.response_before[i - 1]) {
+            length = i;
+            break;
+          }
+      }
+      auto w = memory.Write(o.app_address, after.first(length));
       if (!w && result >= 0) {
         // Checked before forwarding where it matters (MakesOrTakes); otherwise the kernel's
         // own copy_to_user() fails the command after it ran, as this does.

@@ -31,6 +31,11 @@ class CmCommand {
   std::vector<OutputCopy> outputs;
   std::vector<Produced> produced;
   Place response;                 // where the response lands
+  // Sentry mode: the app's `out` bytes as they were before the command (empty when they could
+  // not be read), and how many of them the kernel's handler writes whatever they hold
+  // (ResponseBytesWritten). The rest of `out` goes back only where the kernel changed it.
+  std::vector<std::byte> response_before;
+  size_t response_written = 0;
   std::string trace_request;
   // Sentry mode, GET_EVENT: the app's response buffer cannot take an event. Whether the app
   // gets this EFAULT, EAGAIN or a wait depends on the queue (CmFile::Write).

@@ -204,6 +204,37 @@ TEST_CASE("rdma_cm: MIGRATE_ID's response is written whatever `out` says", "[eng
   CHECK(f.memory.Get<std::array<std::byte, 60>>(m.response + 4) == untouched);
 }
 
+// ucma_create_id() copies its 4-byte struct and no more, however large `out` is: the app's bytes
+// after it stay as they were (sentry mode: the bounce buffer starts as those bytes and only the
+// kernel's changes go back). A kernel whose struct is longer than the proxy's writes more of
+// `out`, and that comes back too.
+TEST_CASE("rdma_cm: only what the kernel wrote of a larger `out` comes back", "[engine][rdma_cm]") {
+  CmFixture f;
+  Answer(f.host, offsetof(rdma_ucm_create_id, response), rdma_ucm_create_id_resp{5});
+  std::vector<std::byte> marked(64, std::byte{0xaa});
+  const uint64_t resp = f.memory.PutBytes(marked);
+  REQUIRE(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(resp), 64) > 0);
+  CHECK(f.memory.Get<rdma_ucm_create_id_resp>(resp).id == 5);
+  std::array<std::byte, 60> untouched;
+  untouched.fill(std::byte{0xaa});
+  CHECK(f.memory.Get<std::array<std::byte, 60>>(resp + 4) == untouched);
+
+  // A newer kernel's 8-byte struct: all 8 bytes reach the app, the rest stays.
+  struct Longer {
+    uint32_t id;
+    uint32_t added;
+  };
+  Answer(f.host, offsetof(rdma_ucm_create_id, response), Longer{6, 0x01020304});
+  const uint64_t resp2 = f.memory.PutBytes(marked);
+  REQUIRE(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(resp2), 64) > 0);
+  CHECK(f.memory.Get<Longer>(resp2).id == 6);
+  CHECK(f.memory.Get<Longer>(resp2).added == 0x01020304);
+  std::array<std::byte, 56> rest;
+  rest.fill(std::byte{0xaa});
+  CHECK(f.memory.Get<std::array<std::byte, 56>>(resp2 + 8) == rest);
+  CHECK(f.file->live_ids() == 2);
+}
+
 // ucma_get_event(): the queue is looked at before the response is copied. An unwritable
 // response is EFAULT only when an event is queued (and it stays queued); an empty queue is
 // EAGAIN on a nonblocking file. The proxy asks the queue with poll() and forwards nothing.
