@@ -23,7 +23,11 @@ foreach(lib rdmaproxy_shared rdmaproxy_static)
 endforeach()
 set_target_properties(rdmaproxy_shared PROPERTIES
   OUTPUT_NAME rdmaproxy EXPORT_NAME rdmaproxy
-  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR})
+  VERSION ${PROJECT_VERSION} SOVERSION ${PROJECT_VERSION_MAJOR}
+  LINK_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/librdmaproxy.map)
+# Only the C and C++ APIs are exported (librdmaproxy.map says why).
+target_link_options(rdmaproxy_shared PRIVATE
+  "LINKER:--version-script=${CMAKE_CURRENT_LIST_DIR}/librdmaproxy.map")
 set_target_properties(rdmaproxy_static PROPERTIES
   OUTPUT_NAME rdmaproxy EXPORT_NAME rdmaproxy_static)
 
