@@ -73,10 +73,10 @@ std::string FormatIoctl(std::string_view file, const IoctlRequest& r, const Devi
   const DriverPayload* driver = DriverPayloadFor(r, device);
   // The driver request, for choosing its layout variant.
   std::span<const std::byte> uhw_in, core_in;
-  if (const IoctlAttr* u = r.Find(UVERBS_ATTR_UHW_IN)) {
+  if (const IoctlAttr* u = r.FindMeaning(AttrMeaning::kUdataIn)) {
     if (auto b = ReadAttr(in, *u)) uhw_in = *b;
   }
-  if (const IoctlAttr* c = wc != nullptr ? r.Find(UVERBS_ATTR_CORE_IN) : nullptr) {
+  if (const IoctlAttr* c = wc != nullptr ? r.FindMeaning(AttrMeaning::kCoreIn) : nullptr) {
     if (auto b = ReadAttr(in, *c)) core_in = *b;
   }
   const PayloadContext context = DriverContext(r, core_in, uhw_in);

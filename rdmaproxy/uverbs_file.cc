@@ -471,10 +471,10 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
     }
     std::memcpy(c.image.bytes().data() + slot, &u, sizeof(u));
   }
-  if (const abi::IoctlAttr* ci = r.Find(UVERBS_ATTR_CORE_IN))
+  if (const abi::IoctlAttr* ci = r.FindMeaning(abi::AttrMeaning::kCoreIn))
     core_in = c.image.bytes().subspan(
         core_in_at, std::max<size_t>(ci->len, PaddedCoreIn(r.write_command, ci->len)));
-  if (const abi::IoctlAttr* di = r.Find(UVERBS_ATTR_UHW_IN))
+  if (const abi::IoctlAttr* di = r.FindMeaning(abi::AttrMeaning::kUdataIn))
     driver_in = c.image.bytes().subspan(driver_in_at, di->len);
   // The same views again after each translation: a field's copy appended to the image (a
   // kUserPtr buffer) may move its bytes.
@@ -497,7 +497,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   // INVOKE_WRITE: validate and translate the legacy request like a write() body.
   if (const abi::WriteCommand* wc = r.write_command) {
     RXP_TRY(abi::ValidateWriteBody(*wc, core_in));
-    if (const abi::IoctlAttr* out = r.Find(UVERBS_ATTR_CORE_OUT))
+    if (const abi::IoctlAttr* out = r.FindMeaning(abi::AttrMeaning::kCoreOut))
       RXP_TRY(abi::ValidateWriteResponse(*wc, core_in, out->len));
     if (!facts->handles.empty())
       RXP_TRY(objects_.CheckHandles(facts->handles, core_in, c.short_name));
@@ -509,7 +509,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
                               pin_trans, facts->translated));
       view_inputs();
     }
-    const abi::IoctlAttr* core_out = r.Find(UVERBS_ATTR_CORE_OUT);
+    const abi::IoctlAttr* core_out = r.FindMeaning(abi::AttrMeaning::kCoreOut);
     if (wc->creates != abi::kNoObject) c.creates = wc->creates;  // with CORE_OUT or not
     if (c.creates != abi::kNoObject && core_out != nullptr) {
       const bool fd_object = abi::FindObject(wc->creates)->fd_object;
@@ -551,7 +551,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
   }
 
   // Outputs the proxy must act on: rxe mmap cookies (UHW_OUT), mmap entries (mlx5 UAR, VAR).
-  if (const abi::IoctlAttr* uo = r.Find(UVERBS_ATTR_UHW_OUT); uo != nullptr) {
+  if (const abi::IoctlAttr* uo = r.FindMeaning(abi::AttrMeaning::kUdataOut); uo != nullptr) {
     const abi::DriverPayload* dp = abi::DriverPayloadFor(r, device_);
     const abi::Layout* out = dp != nullptr ? dp->out : nullptr;
     if (out != nullptr && device_.driver == abi::Driver::kRxe) {

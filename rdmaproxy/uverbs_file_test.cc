@@ -2169,3 +2169,69 @@ TEST_CASE("a result that cannot be copied back fails the command with EFAULT aft
 
 }  // namespace
 }  // namespace rxp::proxy
+
+namespace rxp::proxy {
+namespace {
+
+// mlx5's attributes on core methods that have no driver data (DM.ALLOC, DEVICE.QUERY_CONTEXT)
+// and on its own methods (DEVX_OTHER) number from UVERBS_ID_DRIVER_NS, as UHW_IN does: the
+// driver request is the attribute the schema says is one, never attribute 0x1000 by number.
+TEST_CASE("mlx5 attributes numbered like UHW_IN are not taken for driver data", "[engine][mlx5]") {
+  static_assert(uint32_t{MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET} == uint32_t{UVERBS_ATTR_UHW_IN});
+  static_assert(uint32_t{MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX} == uint32_t{UVERBS_ATTR_UHW_IN});
+  static_assert(uint32_t{MLX5_IB_ATTR_DEVX_OTHER_CMD_IN} == uint32_t{UVERBS_ATTR_UHW_IN});
+  for (const uint64_t mirror : {kMirror, uint64_t{0}}) {
+    INFO((mirror != 0 ? "sentry mode" : "identity mode"));
+    // ibv_alloc_dm as rdma-core's alloc_dm_memic sends it (providers/mlx5/verbs.c).
+    Fixture f(mirror, {}, RDMA_DRIVER_MLX5);
+    f.host.on_ioctl = [&f](void* arg) {
+      Forwarded fw(arg);
+      fw.Find(UVERBS_ATTR_ALLOC_DM_HANDLE)->data = 5;
+      if (!f.memory.IdentityMapped()) {
+        fw.Output(MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, uint64_t{0x1040});
+        fw.Output(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, uint16_t{1});
+      }
+      return 0L;
+    };
+    const uint64_t start = f.memory.Alloc(8);
+    IoctlBuilder dm(UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC, RDMA_DRIVER_MLX5);
+    dm.Inline(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, MLX5_IB_UAPI_DM_TYPE_MEMIC, 8, kOpt)
+        .Pointer(MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, start, 8)
+        .Pointer(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, f.memory.Alloc(2), 2)
+        .Handle(UVERBS_ATTR_ALLOC_DM_HANDLE, 0)
+        .Inline(UVERBS_ATTR_ALLOC_DM_LENGTH, 4096, 8)
+        .Inline(UVERBS_ATTR_ALLOC_DM_ALIGNMENT, 0, 4);
+    CHECK(f.Ioctl(dm.Build()) == 0);
+    CHECK(f.host.calls == 1);
+    if (mirror != 0) CHECK(f.memory.Get<uint64_t>(start) == 0x1040);
+
+    // ibv_import_device's QUERY_CONTEXT (mlx5_import_context).
+    f.host.on_ioctl = [](void*) { return 0L; };
+    IoctlBuilder q(UVERBS_OBJECT_DEVICE, UVERBS_METHOD_QUERY_CONTEXT, RDMA_DRIVER_MLX5);
+    q.Pointer(MLX5_IB_ATTR_QUERY_CONTEXT_RESP_UCTX,
+              f.memory.Alloc(sizeof(mlx5_ib_alloc_ucontext_resp)),
+              sizeof(mlx5_ib_alloc_ucontext_resp))
+        .Pointer(UVERBS_ATTR_QUERY_CONTEXT_NUM_COMP_VECTORS, f.memory.Alloc(4), 4)
+        .Pointer(UVERBS_ATTR_QUERY_CONTEXT_CORE_SUPPORT, f.memory.Alloc(8), 8);
+    CHECK(f.Ioctl(q.Build()) == 0);
+    CHECK(f.host.calls == 2);
+  }
+
+  // DEVX in "query" mode: rdma-core's QUERY_HCA_CAP at open (get_hca_general_caps), whose
+  // CMD_IN is attribute 0x1000 of a method with no driver data.
+  auto query = PolicyConfig::FromJson(R"({"version": 1, "devx": "query"})");
+  REQUIRE(query.ok());
+  Fixture f(kMirror, *query, RDMA_DRIVER_MLX5);
+  f.host.on_ioctl = [](void*) { return 0L; };
+  const uint8_t in[16] = {0x01, 0x00};  // MLX5_CMD_OP_QUERY_HCA_CAP (0x100), big-endian
+  std::vector<std::byte> in_bytes(sizeof(in));
+  std::memcpy(in_bytes.data(), in, sizeof(in));
+  IoctlBuilder devx(MLX5_IB_OBJECT_DEVX, MLX5_IB_METHOD_DEVX_OTHER, RDMA_DRIVER_MLX5);
+  devx.Pointer(MLX5_IB_ATTR_DEVX_OTHER_CMD_IN, f.memory.PutBytes(in_bytes), sizeof(in))
+      .Pointer(MLX5_IB_ATTR_DEVX_OTHER_CMD_OUT, f.memory.Alloc(4096), 4096);
+  CHECK(f.Ioctl(devx.Build()) == 0);
+  CHECK(f.host.calls == 1);
+}
+
+}  // namespace
+}  // namespace rxp::proxy
