@@ -95,12 +95,13 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
       if (!t.pin) {
         // A range the request does not use (REREG_MR without IB_MR_REREG_TRANS): the core
         // ignores it, but a 6.12 mlx5 driver recreating an ODP or dma-buf MR registers it
-        // anyway (mlx5_ib_rereg_user_mr: recreate). The app's own syscall passes it as it is;
-        // anyone else passes an empty one, never an app address the runtime's kernel would pin.
-        if (!t.identity) {
-          std::memset(bytes.data() + off, 0, f.size);
-          if (lf != nullptr) std::memset(bytes.data() + len_at, 0, lf->size);
-        }
+        // anyway (mlx5_ib_rereg_user_mr: recreate -> mlx5_ib_reg_user_mr -> ib_umem_get), a
+        // range no check or budget would see. So the kernel gets an empty one, in both modes:
+        // never an app address a sentry's kernel would pin, and never the harness's scratch
+        // region or uncharged memory of the program's. Such a recreate then fails, the MR kept;
+        // IB_MR_REREG_TRANS with the range does what it meant.
+        std::memset(bytes.data() + off, 0, f.size);
+        if (lf != nullptr) std::memset(bytes.data() + len_at, 0, lf->size);
         return true;
       }
       // 0 is "no buffer" in driver fields without a length (an XRC target QP's buf_addr). With

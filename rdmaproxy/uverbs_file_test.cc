@@ -1071,6 +1071,44 @@ TEST_CASE("REREG_MR without TRANS: no app address reaches a sentry's kernel", "[
   CHECK(seen.length == 0);
 }
 
+// The same under the harness (identity mode): a 6.12 mlx5 driver recreating an ODP MR would pin
+// the range with no check (the harness's scratch region included) and no charge.
+TEST_CASE("REREG_MR without TRANS: the harness's kernel gets an empty range too", "[engine]") {
+  Fixture f(0);
+  const uint64_t scratch = 0x600000000000;
+  const auto run = [&](const std::vector<std::byte>& request, auto answer) {
+    auto c = f.file->BeginIoctl(f.memory, f.fds, f.memory.PutBytes(request));
+    REQUIRE(c.ok());
+    auto image = (*c)->image.Relocated(scratch);
+    Forwarded fw(image.data());
+    const uint64_t out = fw.Find(UVERBS_ATTR_CORE_OUT)->data;  // the app's own buffer
+    REQUIRE(f.memory.Write(out, std::as_bytes(std::span(&answer, 1))).ok());
+    REQUIRE(f.file->Complete(**c, 0, image, scratch, f.memory, f.fds) == 0);
+    return image;
+  };
+  uint64_t resp = 0;
+  run(AllocPd(f.memory, &resp), ib_uverbs_alloc_pd_resp{7});
+  run(RegMr(f.memory, f.memory.Alloc(8192), 8192, &resp), ib_uverbs_reg_mr_resp{3, 1, 2});
+  ib_uverbs_rereg_mr req{};
+  req.mr_handle = 3;
+  req.flags = abi::kMrReregAccess;
+  req.start = 0x5555'0000'0000;
+  req.length = uint64_t{1} << 30;
+  req.hca_va = 0x5555'0000'0000;
+  req.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
+  auto image = run(InvokeWrite(f.memory, IB_USER_VERBS_CMD_REREG_MR, req,
+                               sizeof(ib_uverbs_rereg_mr_resp)),
+                   ib_uverbs_rereg_mr_resp{1, 2});
+  Forwarded fw(image.data());
+  ib_uverbs_rereg_mr seen;
+  std::memcpy(&seen, image.data() + (fw.Find(UVERBS_ATTR_CORE_IN)->data - scratch), sizeof(seen));
+  CHECK(seen.start == 0);
+  CHECK(seen.length == 0);
+  CHECK(seen.mr_handle == 3);
+  CHECK(seen.access_flags == req.access_flags);
+  CHECK(f.engine.usage().pinned_bytes() == 8192);  // the MR's own charge, nothing more
+}
+
 // mlx5 copies some driver responses with ib_copy_to_udata, which ignores the caller's length
 // (mlx5_ib_create_cq: the cqn). A 0-byte UHW_OUT still gets a bounce those bytes fit in; the
 // kernel sees the app's length, and the app gets back none. (The unit tests' ASan run catches
