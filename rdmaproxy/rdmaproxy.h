@@ -82,7 +82,7 @@ struct rxp_stats {
   uint64_t refused_state;  /* bad handle, wrong fd, unknown mmap offset, unreadable memory */
   uint64_t kernel_errors;  /* forwarded and failed in the kernel */
   uint64_t mmaps;          /* device mappings granted */
-  uint64_t pinned_bytes;   /* memory registered by the sandbox now */
+  uint64_t pinned_bytes;   /* pinned by the sandbox now: whole pages, as the memlock limit counts */
 };
 
 typedef void (*rxp_line_sink)(void *context, const char *line);

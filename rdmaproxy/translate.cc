@@ -39,7 +39,7 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
                     t.what, f.name);
       return false;
     }
-    t.queue_bytes += len;
+    t.queue_bytes += PinnedPageBytes(start, len);  // ib_umem_get charges whole pages
   }
   auto host = t.memory.HostAddress(start, len);
   if (!host) {
@@ -183,6 +183,16 @@ bool TranslateField(TranslateContext& t, const abi::Layout& layout, size_t at, s
 }
 
 }  // namespace
+
+uint64_t PinnedPageBytes(uint64_t start, uint64_t length) {
+  if (length == 0) return 0;
+  const uint64_t page = uint64_t{1} << MmapRules::HostPageShift();
+  const uint64_t last = start + (length - 1);
+  if (last < start) return UINT64_MAX;
+  const uint64_t first_page = start / page, last_page = last / page;
+  const uint64_t pages = last_page - first_page + 1;
+  return pages > UINT64_MAX / page ? UINT64_MAX : pages * page;
+}
 
 Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
                              size_t length) {

@@ -43,6 +43,11 @@ struct TranslateContext {
   }
 };
 
+// What the kernel charges for pinning [start, start + length): the whole host pages it spans,
+// which ib_umem_get() adds to the process's pinned_vm (ib_umem_num_pages), as bytes; a range
+// that wraps (refused before it is forwarded) as UINT64_MAX.
+uint64_t PinnedPageBytes(uint64_t start, uint64_t length);
+
 // Translates every field of `layout` in image bytes [at, at + length).
 Result<void> TranslateFields(TranslateContext& t, const abi::Layout& layout, size_t at,
                              size_t length);

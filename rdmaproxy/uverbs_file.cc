@@ -445,7 +445,8 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
               return Fail(EFAULT, "{}: {} {:#x} (+{}) is not app memory the host can pin: {}",
                           c.short_name, spec.name, a.InlineValue(), n, host.error().reason);
             u.data = *host;
-            c.pinned = n;  // the UMEM counts against the pinned budget, as an MR does
+            // The UMEM counts against the pinned budget, as an MR does (ib_umem_get).
+            c.pinned = PinnedPageBytes(a.InlineValue(), n);
           }
           break;
         }
@@ -526,10 +527,10 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       if (core_out != nullptr) ProduceLegacyContext(c, OutputPlace(c, *core_out));
     }
     if (wc->command == IB_USER_VERBS_CMD_REG_MR)
-      c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_reg_mr, length), 8);
+      c.pinned = RegistrationPins(wc->command, core_in);
     if (wc->command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
       Reregisters(c, abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
-      c.pinned = abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, length), 8);
+      c.pinned = RegistrationPins(wc->command, core_in);
     }
   }
   if (m.object == UVERBS_OBJECT_DEVICE && m.id == UVERBS_METHOD_GET_CONTEXT)
@@ -752,11 +753,10 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     ProduceLegacyContext(c, resp);
   if (wc.destroys != abi::kNoObject)
     Destroys(c, abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
-  if (wc.command == IB_USER_VERBS_CMD_REG_MR)
-    c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_reg_mr, length), 8);
+  if (wc.command == IB_USER_VERBS_CMD_REG_MR) c.pinned = RegistrationPins(wc.command, w.core);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
     Reregisters(c, abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
-    c.pinned = abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, length), 8);
+    c.pinned = RegistrationPins(wc.command, w.core);
   }
   // rxe mmap cookies in the driver response.
   if (device_.driver == abi::Driver::kRxe && dp != nullptr && dp->out != nullptr &&
@@ -914,6 +914,30 @@ void UverbsFile::Reregisters(UverbsCommand& c, uint32_t handle, const TrackedObj
 void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
   const auto handle = static_cast<uint32_t>(handle_field);
   Reregisters(c, handle, objects_.Find(handle));
+}
+
+uint64_t UverbsFile::RegistrationPins(uint32_t command, std::span<const std::byte> core) const {
+  bool on_demand = false;
+  uint64_t start = 0, length = 0;
+  if (command == IB_USER_VERBS_CMD_REG_MR) {
+    on_demand = (abi::ReadField(core, offsetof(ib_uverbs_reg_mr, access_flags), 4) &
+                 IB_UVERBS_ACCESS_ON_DEMAND) != 0;
+    start = abi::ReadField(core, offsetof(ib_uverbs_reg_mr, start), 8);
+    length = abi::ReadField(core, offsetof(ib_uverbs_reg_mr, length), 8);
+  } else {
+    // The new access flags when the rereg changes them, else the MR's own: an ODP MR is the
+    // one tracked with nothing pinned (a pinned MR holds at least a page).
+    const auto flags = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, flags), 4);
+    const TrackedObject* mr = objects_.Find(
+        static_cast<uint32_t>(abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4)));
+    on_demand = (flags & abi::kMrReregAccess) != 0
+                    ? (abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, access_flags), 4) &
+                       IB_UVERBS_ACCESS_ON_DEMAND) != 0
+                    : mr != nullptr && mr->pinned == 0;
+    start = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, start), 8);
+    length = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, length), 8);
+  }
+  return on_demand ? 0 : PinnedPageBytes(start, length);
 }
 
 void UverbsFile::Forget(const TrackedObject& gone) {

@@ -981,6 +981,47 @@ TEST_CASE("implicit ODP REG_MR (start 0) is issued by the app's own syscall only
   CHECK(seen.length == kWholeSpace);
 }
 
+// The pinned budget counts what the kernel charges to pinned_vm: whole pages for a pinned MR
+// (ib_umem_get, ib_umem_num_pages), nothing for an on-demand-paging one (ib_umem_odp_get pins
+// no page), so an implicit ODP MR passes under any budget, as natively.
+TEST_CASE("the pinned budget counts whole pages, and no ODP MR", "[engine]") {
+  constexpr uint32_t kOdp = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
+  Fixture f(0, PinnedQuota(64 * 1024));  // the harness: the app's own syscall
+  const uint64_t scratch = 0x600000000000;
+  uint32_t next = 7;
+  uint64_t resp = 0;
+  // REG_MR(start, length, access) as the app's own syscall, answered with the next handle.
+  const auto reg = [&](uint64_t start, uint64_t length, uint32_t access) {
+    const auto request = RegMr(f.memory, start, length, &resp, access);
+    auto c = f.file->BeginIoctl(f.memory, f.fds, f.memory.PutBytes(request));
+    if (!c) return -static_cast<long>(c.error().errnum);
+    const ib_uverbs_reg_mr_resp answer{next++, 1, 2};
+    REQUIRE(f.memory.Write(resp, std::as_bytes(std::span(&answer, 1))).ok());
+    auto image = (*c)->image.Relocated(scratch);
+    return f.file->Complete(**c, 0, image, scratch, f.memory, f.fds);
+  };
+  {
+    auto c = f.file->BeginIoctl(f.memory, f.fds, f.memory.PutBytes(AllocPd(f.memory, &resp)));
+    REQUIRE(c.ok());
+    const ib_uverbs_alloc_pd_resp answer{next++};
+    REQUIRE(f.memory.Write(resp, std::as_bytes(std::span(&answer, 1))).ok());
+    auto image = (*c)->image.Relocated(scratch);
+    REQUIRE(f.file->Complete(**c, 0, image, scratch, f.memory, f.fds) == 0);
+  }
+  // 2 bytes across a page boundary: two pages.
+  const uint64_t buf = f.memory.Alloc(8192);
+  CHECK(reg(buf + 4095, 2, IB_UVERBS_ACCESS_LOCAL_WRITE) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 8192);
+  // An explicit ODP MR of 1 MiB and an implicit one (the whole address space): nothing.
+  const uint64_t big = f.memory.Alloc(1 << 20);
+  CHECK(reg(big, 1 << 20, kOdp) == 0);
+  CHECK(reg(0, UINT64_MAX, kOdp) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 8192);
+  // The same 1 MiB pinned is over the 64 KiB budget.
+  CHECK(reg(big, 1 << 20, IB_UVERBS_ACCESS_LOCAL_WRITE) == -ENOMEM);
+  CHECK(f.file->live_objects() == 4);  // the PD and three MRs
+}
+
 // The pinned budget is compared without a sum that can wrap: 2^64-1 bytes asked on top of
 // what is in use must not pass as a small number.
 TEST_CASE("the pinned budget cannot be wrapped around", "[engine]") {
@@ -1478,13 +1519,14 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
         f.memory.PutBytes(Mlx5CreateCq(f.memory, f.memory.Alloc(2048), f.memory.Alloc(4096)));
     auto c = f.file->BeginIoctl(f.memory, f.fds, arg);
     REQUIRE(c.ok());
-    CHECK(f.engine.usage().pinned_bytes() == 2048);
+    CHECK(f.engine.usage().pinned_bytes() == 4096);  // 2 KiB of CQEs: one whole page pinned
     auto image = (*c)->image.Relocated(0x600000000000);
     CHECK(f.file->Complete(**c, -EINVAL, image, 0x600000000000, f.memory, f.fds) == -EINVAL);
     CHECK(f.engine.usage().pinned_bytes() == 0);  // a failed creation gives it back
   }
   {
-    Fixture f(kMirror, PinnedQuota(8192), RDMA_DRIVER_MLX5);
+    // ib_umem_get charges whole pages: a 2 KiB buffer is a page, 8 KiB two.
+    Fixture f(kMirror, PinnedQuota(16384), RDMA_DRIVER_MLX5);
     uint32_t next_handle = 12;
     f.host.on_ioctl = [&](void* arg) {
       Forwarded fw(arg);
@@ -1492,7 +1534,7 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
         fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = next_handle++;
         fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
       } else {  // INVOKE_WRITE(RESIZE_CQ)
-        fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{63, {}});
+        fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{127, {}});
       }
       return 0L;
     };
@@ -1500,9 +1542,9 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
     const uint64_t buf = f.memory.Alloc(8192);
     const auto create = [&]() { return f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)); };
     REQUIRE(create() == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 2048);
-    REQUIRE(create() == 0);
     CHECK(f.engine.usage().pinned_bytes() == 4096);
+    REQUIRE(create() == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 8192);
     // INVOKE_WRITE(RESIZE_CQ) of CQ `handle` to `cqe` entries of `cqe_size` bytes at buf.
     const auto resize_cq = [&](uint32_t handle, uint32_t cqe, uint16_t cqe_size) {
       ib_uverbs_resize_cq resize{};
@@ -1514,16 +1556,16 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
       return f.Ioctl(InvokeWriteMlx5(f.memory, IB_USER_VERBS_CMD_RESIZE_CQ, resize,
                                      sizeof(ib_uverbs_resize_cq_resp), rcmd));
     };
-    // The first CQ to 63 entries: 64 CQEs, 4 KiB, in place of its 2 KiB.
-    REQUIRE(resize_cq(12, 63, 64) == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 6144);
+    // The first CQ to 127 entries: 128 CQEs, 8 KiB, in place of its page.
+    REQUIRE(resize_cq(12, 127, 64) == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 12288);
     // The second CQ to the 32 entries it has: mlx5_ib_resize_cq returns before it reads the
-    // request, so whatever cqe_size says, its 2 KiB stay what it holds.
+    // request, so whatever cqe_size says, its page stays what it holds.
     REQUIRE(resize_cq(13, 31, 128) == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 6144);
-    // A third CQ fills the 8 KiB budget; a fourth is ENOMEM, not forwarded.
+    CHECK(f.engine.usage().pinned_bytes() == 12288);
+    // A third CQ fills the 16 KiB budget; a fourth is ENOMEM, not forwarded.
     REQUIRE(create() == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 8192);
+    CHECK(f.engine.usage().pinned_bytes() == 16384);
     const int calls = f.host.calls;
     CHECK(create() == -ENOMEM);
     CHECK(f.host.calls == calls);
@@ -1533,7 +1575,7 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
     destroy.Handle(UVERBS_ATTR_DESTROY_CQ_HANDLE, 12)
         .Pointer(UVERBS_ATTR_DESTROY_CQ_RESP, f.memory.Alloc(8), 8);
     REQUIRE(f.Ioctl(destroy.Build()) == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 4096);
+    CHECK(f.engine.usage().pinned_bytes() == 8192);
   }
 }
 
