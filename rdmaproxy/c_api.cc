@@ -184,7 +184,8 @@ int SetPolicy(ConfigState& c, rxp::Result<PolicyConfig> policy) {
   const Quotas& mine = c.set_one_by_one;
   if (mine.pinned_bytes) q.pinned_bytes = mine.pinned_bytes;
   for (auto field : {&Quotas::contexts, &Quotas::pds, &Quotas::cqs, &Quotas::qps,
-                     &Quotas::srqs, &Quotas::mrs, &Quotas::mws, &Quotas::ahs, &Quotas::wqs})
+                     &Quotas::srqs, &Quotas::mrs, &Quotas::mws, &Quotas::ahs, &Quotas::wqs,
+                     &Quotas::dms, &Quotas::uars})
     if (mine.*field) q.*field = mine.*field;
   return 0;
 }

@@ -56,15 +56,30 @@ Result<std::set<std::string, std::less<>>> EntryList(const json& j, std::string_
   return out;
 }
 
+// One entry per count quota: its policy-file key, the objects it counts, where it is kept.
 struct CountKey {
   const char* key;
+  abi::ObjectId type;
   std::optional<uint32_t> Quotas::*field;
 };
 constexpr CountKey kCountQuotas[] = {
-    {"contexts", &Quotas::contexts}, {"pds", &Quotas::pds},   {"cqs", &Quotas::cqs},
-    {"qps", &Quotas::qps},           {"srqs", &Quotas::srqs}, {"mrs", &Quotas::mrs},
-    {"mws", &Quotas::mws},           {"ahs", &Quotas::ahs},   {"wqs", &Quotas::wqs},
+    {"contexts", UVERBS_OBJECT_DEVICE, &Quotas::contexts},  // a ucontext: a DEVICE instance
+    {"pds", UVERBS_OBJECT_PD, &Quotas::pds},
+    {"cqs", UVERBS_OBJECT_CQ, &Quotas::cqs},
+    {"qps", UVERBS_OBJECT_QP, &Quotas::qps},
+    {"srqs", UVERBS_OBJECT_SRQ, &Quotas::srqs},
+    {"mrs", UVERBS_OBJECT_MR, &Quotas::mrs},
+    {"mws", UVERBS_OBJECT_MW, &Quotas::mws},
+    {"ahs", UVERBS_OBJECT_AH, &Quotas::ahs},
+    {"wqs", UVERBS_OBJECT_WQ, &Quotas::wqs},
+    {"dms", UVERBS_OBJECT_DM, &Quotas::dms},
+    {"uars", MLX5_IB_OBJECT_UAR, &Quotas::uars},
 };
+const CountKey* CountQuotaOf(abi::ObjectId type) {
+  for (const auto& c : kCountQuotas)
+    if (c.type == type) return &c;
+  return nullptr;
+}
 
 Result<Quotas> ParseQuotas(const json& j) {
   Quotas q;
@@ -105,18 +120,13 @@ Result<void> Quotas::Set(std::string_view name, uint64_t value) {
 }
 
 std::optional<uint32_t> Quotas::CountLimit(abi::ObjectId type) const {
-  switch (type) {
-    case UVERBS_OBJECT_DEVICE: return contexts;  // a ucontext counts as a DEVICE instance
-    case UVERBS_OBJECT_PD: return pds;
-    case UVERBS_OBJECT_CQ: return cqs;
-    case UVERBS_OBJECT_QP: return qps;
-    case UVERBS_OBJECT_SRQ: return srqs;
-    case UVERBS_OBJECT_MR: return mrs;
-    case UVERBS_OBJECT_MW: return mws;
-    case UVERBS_OBJECT_AH: return ahs;
-    case UVERBS_OBJECT_WQ: return wqs;
-    default: return std::nullopt;
-  }
+  const CountKey* c = CountQuotaOf(type);
+  return c != nullptr ? this->*c->field : std::nullopt;
+}
+
+std::string_view Quotas::CountKeyOf(abi::ObjectId type) {
+  const CountKey* c = CountQuotaOf(type);
+  return c != nullptr ? c->key : std::string_view{};
 }
 
 Result<uint64_t> ParseSize(std::string_view text) {

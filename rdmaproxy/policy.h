@@ -10,7 +10,7 @@
 //     "raw_packet_qps": false,               // RAW_PACKET QPs and SOURCE_QPN (CAP_NET_RAW)
 //     "devx": "deny",                        // "deny" | "query" (read-only DEVX_OTHER) | "allow"
 //     "quotas": {"pinned_bytes": "64MiB", "qps": 256, "cqs": 512, "mrs": 1024, "pds": 64,
-//                "srqs": 64, "ahs": 1024, "mws": 256, "contexts": 16}
+//                "srqs": 64, "ahs": 1024, "mws": 256, "contexts": 16, "dms": 4, "uars": 64}
 //   }
 #pragma once
 
@@ -29,10 +29,16 @@ namespace rxp::proxy {
 struct Quotas {
   std::optional<uint64_t> pinned_bytes;  // the sandbox's memlock budget (MRs, queue buffers)
   std::optional<uint32_t> contexts, pds, cqs, qps, srqs, mrs, mws, ahs, wqs;
+  // Device resources shared by every user of the NIC: device memory allocations (DM.ALLOC;
+  // mlx5 MEMIC comes from one device-wide bitmap, mlx5_cmd_alloc_memic) and mlx5 UARs
+  // (UAR_OBJ_ALLOC, one firmware UAR each: alloc_uar_entry).
+  std::optional<uint32_t> dms, uars;
 
   // Sets the quota named as in a policy file ("pinned_bytes", "qps", ...); EINVAL for an
   // unknown name or a count over 2^32-1.
   Result<void> Set(std::string_view name, uint64_t value);
+  // The policy-file key of the quota on objects of `type` ("qps"); empty: none.
+  static std::string_view CountKeyOf(abi::ObjectId type);
   // The limit on live objects of `type`, if any.
   std::optional<uint32_t> CountLimit(abi::ObjectId type) const;
 };

@@ -138,7 +138,7 @@ TEST_CASE("sandbox usage: counts and pinned bytes against the quotas", "[policy]
   auto third = u.Reserve(UVERBS_OBJECT_QP, 0);
   REQUIRE_FALSE(third.ok());
   CHECK(third.error().errnum == EDQUOT);
-  CHECK(third.error().reason.find("QP quota (2)") != std::string::npos);
+  CHECK(third.error().reason.find("QP quota (\"qps\": 2)") != std::string::npos);
   u.Release(UVERBS_OBJECT_QP, 0);
   CHECK(u.Reserve(UVERBS_OBJECT_QP, 0).ok());
   CHECK(u.Reserve(UVERBS_OBJECT_MR, 1 << 19).ok());

@@ -119,7 +119,7 @@ int rxp_config_set_rdma_cm_netns(rxp_config *config, const char *path);
 int rxp_config_set_policy_json(rxp_config *config, const char *json);
 int rxp_config_load_policy(rxp_config *config, const char *path);
 /* One quota by its policy-file name: "pinned_bytes", "qps", "cqs", "mrs", "pds", "srqs",
- * "ahs", "mws", "wqs", "contexts". Applies on top of the policy set before or after. */
+ * "ahs", "mws", "wqs", "contexts", "dms", "uars". Applies on top of the policy set before or after. */
 int rxp_config_set_quota(rxp_config *config, const char *name, uint64_t value);
 /* Where denials (one line each) and traces (one line per command) go; NULL sink: log to
  * stderr, no trace. Control bytes in a line (and in rxp_last_error) are written \xNN. */

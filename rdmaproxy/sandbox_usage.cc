@@ -19,8 +19,8 @@ Result<void> SandboxUsage::Reserve(abi::ObjectId type, uint64_t pinned) {
   const auto limit = quotas_.CountLimit(type);
   uint32_t& count = Live(type);
   if (limit && count >= *limit)
-    return Fail(EDQUOT, "the sandbox's {} quota ({}) is used up", abi::ObjectShortName(type),
-                *limit);
+    return Fail(EDQUOT, "the sandbox's {} quota (\"{}\": {}) is used up",
+                abi::ObjectShortName(type), Quotas::CountKeyOf(type), *limit);
   RXP_TRY(FitsPinned(pinned));
   ++count;
   AddPinned(pinned);

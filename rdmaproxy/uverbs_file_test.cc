@@ -2315,3 +2315,53 @@ TEST_CASE("mlx5 attributes numbered like UHW_IN are not taken for driver data", 
 
 }  // namespace
 }  // namespace rxp::proxy
+
+namespace rxp::proxy {
+namespace {
+
+// Device memory and UARs are the NIC's, shared by every sandbox on it: "dms" and "uars" bound
+// what one sandbox holds (EDQUOT, not forwarded).
+TEST_CASE("quotas: dms and uars bound device memory and UAR allocations", "[engine][mlx5]") {
+  auto policy = PolicyConfig::FromJson(R"({"version": 1, "quotas": {"dms": 1, "uars": 1}})");
+  REQUIRE(policy.ok());
+  Fixture f(kMirror, *policy, RDMA_DRIVER_MLX5);
+  uint32_t next = 5;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    if (fw.header.object_id == UVERBS_OBJECT_DM)
+      fw.Find(UVERBS_ATTR_ALLOC_DM_HANDLE)->data = next++;
+    else
+      fw.Find(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE)->data = next++;
+    return 0L;
+  };
+  const auto dm = [&f]() {
+    IoctlBuilder b(UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC, RDMA_DRIVER_MLX5);
+    b.Inline(MLX5_IB_ATTR_ALLOC_DM_REQ_TYPE, MLX5_IB_UAPI_DM_TYPE_MEMIC, 8, kOpt)
+        .Pointer(MLX5_IB_ATTR_ALLOC_DM_RESP_START_OFFSET, f.memory.Alloc(8), 8)
+        .Pointer(MLX5_IB_ATTR_ALLOC_DM_RESP_PAGE_INDEX, f.memory.Alloc(2), 2)
+        .Handle(UVERBS_ATTR_ALLOC_DM_HANDLE, 0)
+        .Inline(UVERBS_ATTR_ALLOC_DM_LENGTH, 4096, 8)
+        .Inline(UVERBS_ATTR_ALLOC_DM_ALIGNMENT, 0, 4);
+    return f.Ioctl(b.Build());
+  };
+  const auto uar = [&f]() {
+    IoctlBuilder b(MLX5_IB_OBJECT_UAR, MLX5_IB_METHOD_UAR_OBJ_ALLOC, RDMA_DRIVER_MLX5);
+    b.Handle(MLX5_IB_ATTR_UAR_OBJ_ALLOC_HANDLE, 0)
+        .Inline(MLX5_IB_ATTR_UAR_OBJ_ALLOC_TYPE, MLX5_IB_UAPI_UAR_ALLOC_TYPE_NC, 8)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_OFFSET, f.memory.Alloc(8), 8)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_MMAP_LENGTH, f.memory.Alloc(4), 4)
+        .Pointer(MLX5_IB_ATTR_UAR_OBJ_ALLOC_PAGE_ID, f.memory.Alloc(4), 4);
+    return f.Ioctl(b.Build());
+  };
+  CHECK(dm() == 0);
+  CHECK(uar() == 0);
+  const int calls = f.host.calls;
+  CHECK(dm() == -EDQUOT);
+  CHECK(uar() == -EDQUOT);
+  CHECK(f.host.calls == calls);
+  REQUIRE(!f.log.empty());
+  CHECK(f.log.back().find("uars") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace rxp::proxy
