@@ -26,6 +26,9 @@ struct TrackedObject {
   // An object that came with an mmap entry (mlx5 UAR, VAR): its offset, no longer mappable
   // once the object is gone (rdma_user_mmap_entry_remove). 0: none.
   uint64_t mmap_entry = 0;
+  // A queue whose doorbell record the driver pinned: the record's page (UverbsFile counts the
+  // page's holders). 0: none.
+  uint64_t doorbell_page = 0;
   // Which object this is (ObjectTable::Insert numbers them): the kernel reuses a freed
   // handle at once, so a handle alone does not say whether the object a destroy named is
   // still the one the table holds under it.

@@ -17,8 +17,8 @@ namespace {
 // but the embedder still vouches: the harness refuses a range that is not mapped (the kernel's
 // own EFAULT, given before it sees the command) or lies in its scratch region, where the NIC
 // writing CQEs (with payload, for scatter-to-CQE) would reach an ioctl's validated copy. Either
-// way a buffer counts against the pinned budget (doorbell pages, shared by the driver between a
-// context's queues, do not).
+// way a buffer counts against the pinned budget, and so does a doorbell page, once per file
+// (the driver shares it between a context's queues: UverbsFile counts its holders).
 bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, size_t off,
                         uint64_t value, Result<void>& status) {
   uint64_t start = value;
@@ -27,6 +27,7 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
     static const uint64_t kPage = uint64_t{1} << MmapRules::HostPageShift();
     start = value & ~(kPage - 1);
     len = kPage;
+    t.doorbell_page = start;
   } else {
     if (t.payload == nullptr) {
       status = Fail(EINVAL, "{}: no request context to size {}", t.what, f.name);

@@ -31,8 +31,11 @@ struct TranslateContext {
   // and the image offset of the driver request its driver_in views.
   const abi::PayloadContext* payload = nullptr;
   size_t payload_at = 0;
-  // Out: the bytes of driver queue buffers the request pins (for the pinned-memory budget).
+  // Out: the bytes of driver queue buffers the request pins (for the pinned-memory budget),
+  // and the app page of its doorbell record (mlx5_ib_db_map_user pins that page once per
+  // context, however many of the context's doorbells it holds), 0 if none.
   uint64_t queue_bytes = 0;
+  uint64_t doorbell_page = 0;
 
   // *payload with driver_in viewing the image as it is now: a field's copy appended to the
   // image (a kUserPtr buffer) may have moved its bytes since the caller took its view.

@@ -253,6 +253,7 @@ Result<void> UverbsFile::TranslateFields(UverbsCommand& c, const abi::Layout& la
   // Driver queue buffers count against the pinned budget with the object they belong to
   // (RESIZE_CQ: like a REREG_MR, the CQ's new buffer replaces its old one).
   c.pinned += t.queue_bytes;
+  if (t.doorbell_page != 0) c.doorbell_page = t.doorbell_page;
   if (payload != nullptr && t.queue_bytes != 0)
     c.queue_entries = abi::mlx5::CqEntries(t.PayloadNow());
   return r;
@@ -304,7 +305,30 @@ Result<void> UverbsFile::Reserve(UverbsCommand& c) {
   if (c.creates == abi::kNoObject || abi::FindObject(c.creates)->fd_object) return Ok();
   RXP_TRY(engine_.usage().Reserve(c.creates, c.pinned));
   c.reserved = true;
+  if (c.doorbell_page != 0) {
+    // The page's first holder in this context pins it (mlx5_ib_db_map_user: ib_umem_get of
+    // one page, charged like any pin); later ones share it.
+    uint32_t& holders = doorbell_pages_[c.doorbell_page];
+    if (holders == 0)
+      if (auto r = engine_.usage().ReservePinned(uint64_t{1} << MmapRules::HostPageShift()); !r) {
+        doorbell_pages_.erase(c.doorbell_page);
+        engine_.usage().Release(c.creates, c.pinned);
+        c.reserved = false;
+        return r;
+      }
+    ++holders;
+    c.doorbell_held = true;
+  }
   return Ok();
+}
+
+void UverbsFile::DropDoorbell(uint64_t page) {
+  auto it = doorbell_pages_.find(page);
+  if (it == doorbell_pages_.end()) return;
+  if (--it->second == 0) {
+    doorbell_pages_.erase(it);
+    engine_.usage().ReleasePinned(uint64_t{1} << MmapRules::HostPageShift());
+  }
 }
 
 Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridge& fds) {
@@ -945,6 +969,7 @@ void UverbsFile::Forget(const TrackedObject& gone) {
   // rdma_user_mmap_entry_remove(): the kernel maps the offset no more once its object is gone
   // (a later UAR may be handed the same offset again, and is allowed anew).
   if (gone.mmap_entry != 0) mmaps_.RevokeEntry(gone.mmap_entry);
+  if (gone.doorbell_page != 0) DropDoorbell(gone.doorbell_page);
 }
 
 void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte> image_after,
@@ -952,6 +977,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
   const bool ok = result >= 0;
   engine_.counters().Settled(result);
   if (!ok) {
+    if (c.doorbell_held) DropDoorbell(c.doorbell_page);
     if (c.reserved) {
       engine_.usage().Release(c.creates_context ? abi::ObjectId{UVERBS_OBJECT_DEVICE} : c.creates,
                               c.creates_context ? 0 : c.pinned);
@@ -1010,8 +1036,9 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
           // The kernel hands out a handle only while it is free (the file's xarray), so one
           // still tracked here is an object already gone: what it held goes back to the
           // sandbox as the new one takes its place.
-          if (const auto stale = objects_.Insert(handle, {c.creates, c.pinned, c.queue_entries}))
-            Forget(*stale);
+          TrackedObject made{c.creates, c.pinned, c.queue_entries};
+          if (c.doorbell_held) made.doorbell_page = c.doorbell_page;
+          if (const auto stale = objects_.Insert(handle, made)) Forget(*stale);
           tracked = true;
           new_handle = handle;
         }
@@ -1042,7 +1069,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
   // answer the kernel cuts to any length). The object exists, so what it holds stays counted
   // until the file closes.
   if (c.reserved && !c.creates_context && !tracked) {
-    unread_objects_.push_back({c.creates, c.pinned});
+    unread_objects_.push_back({c.creates, c.pinned});  // its doorbell stays held till close
     engine_.Log(fmt::format("rdmaproxy: {}: {} succeeded but its new handle could not be read "
                             "back (the app's response is too short for it, or unreadable); the "
                             "object counts against the sandbox's quotas until the file closes",
@@ -1179,6 +1206,8 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
 }
 
 void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
+  if (c.doorbell_held) DropDoorbell(c.doorbell_page);
+  c.doorbell_held = false;
   if (c.reserved) {
     engine_.usage().Release(c.creates_context ? abi::ObjectId{UVERBS_OBJECT_DEVICE} : c.creates,
                             c.creates_context ? 0 : c.pinned);
@@ -1336,6 +1365,12 @@ void UverbsFile::Closed() {
       [&](uint32_t, const TrackedObject& o) { engine_.usage().Release(o.type, o.pinned); });
   for (const TrackedObject& o : unread_objects_) engine_.usage().Release(o.type, o.pinned);
   unread_objects_.clear();
+  const uint64_t page = uint64_t{1} << MmapRules::HostPageShift();
+  for (const auto& held : doorbell_pages_) {
+    (void)held;
+    engine_.usage().ReleasePinned(page);
+  }
+  doorbell_pages_.clear();
   if (has_context_) engine_.usage().Release(UVERBS_OBJECT_DEVICE, 0);
 }
 

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <span>
@@ -147,6 +148,9 @@ class UverbsFile {
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);
+  // One holder less of doorbell page `page`; the last gives its charge back, as
+  // mlx5_ib_db_unmap_user unpins the page when its last doorbell goes.
+  void DropDoorbell(uint64_t page);
   void Refuse(const Error& error, int refusal);
   // `refusal` of what command `c` carries, or the kernel's answer when the device does not
   // implement the command's method (device_methods.h); `missing` says which.
@@ -165,6 +169,9 @@ class UverbsFile {
   // the quotas until the file closes.
   std::vector<TrackedObject> unread_objects_;
   MmapRules mmaps_;
+  // Doorbell pages the driver holds pinned for this file's context, and how many queues (and
+  // begun creations) hold each: mlx5_ib_db_map_user pins a page for its first doorbell only.
+  std::map<uint64_t, uint32_t> doorbell_pages_;
   bool has_context_ = false;
   bool closed_ = false;
 

@@ -1519,14 +1519,16 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
         f.memory.PutBytes(Mlx5CreateCq(f.memory, f.memory.Alloc(2048), f.memory.Alloc(4096)));
     auto c = f.file->BeginIoctl(f.memory, f.fds, arg);
     REQUIRE(c.ok());
-    CHECK(f.engine.usage().pinned_bytes() == 4096);  // 2 KiB of CQEs: one whole page pinned
+    // 2 KiB of CQEs: one whole page pinned; and the doorbell record's page.
+    CHECK(f.engine.usage().pinned_bytes() == 8192);
     auto image = (*c)->image.Relocated(0x600000000000);
     CHECK(f.file->Complete(**c, -EINVAL, image, 0x600000000000, f.memory, f.fds) == -EINVAL);
     CHECK(f.engine.usage().pinned_bytes() == 0);  // a failed creation gives it back
   }
   {
-    // ib_umem_get charges whole pages: a 2 KiB buffer is a page, 8 KiB two.
-    Fixture f(kMirror, PinnedQuota(16384), RDMA_DRIVER_MLX5);
+    // ib_umem_get charges whole pages: a 2 KiB buffer is a page, 8 KiB two; the doorbell
+    // page the CQs share is pinned once (mlx5_ib_db_map_user), with the first.
+    Fixture f(kMirror, PinnedQuota(20480), RDMA_DRIVER_MLX5);
     uint32_t next_handle = 12;
     f.host.on_ioctl = [&](void* arg) {
       Forwarded fw(arg);
@@ -1542,9 +1544,9 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
     const uint64_t buf = f.memory.Alloc(8192);
     const auto create = [&]() { return f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)); };
     REQUIRE(create() == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 4096);
-    REQUIRE(create() == 0);
     CHECK(f.engine.usage().pinned_bytes() == 8192);
+    REQUIRE(create() == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 12288);
     // INVOKE_WRITE(RESIZE_CQ) of CQ `handle` to `cqe` entries of `cqe_size` bytes at buf.
     const auto resize_cq = [&](uint32_t handle, uint32_t cqe, uint16_t cqe_size) {
       ib_uverbs_resize_cq resize{};
@@ -1558,25 +1560,54 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
     };
     // The first CQ to 127 entries: 128 CQEs, 8 KiB, in place of its page.
     REQUIRE(resize_cq(12, 127, 64) == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 12288);
+    CHECK(f.engine.usage().pinned_bytes() == 16384);
     // The second CQ to the 32 entries it has: mlx5_ib_resize_cq returns before it reads the
     // request, so whatever cqe_size says, its page stays what it holds.
     REQUIRE(resize_cq(13, 31, 128) == 0);
-    CHECK(f.engine.usage().pinned_bytes() == 12288);
-    // A third CQ fills the 16 KiB budget; a fourth is ENOMEM, not forwarded.
-    REQUIRE(create() == 0);
     CHECK(f.engine.usage().pinned_bytes() == 16384);
+    // A third CQ fills the 20 KiB budget; a fourth is ENOMEM, not forwarded.
+    REQUIRE(create() == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 20480);
     const int calls = f.host.calls;
     CHECK(create() == -ENOMEM);
     CHECK(f.host.calls == calls);
     // Destroying the resized CQ gives back its 4 KiB.
     f.host.on_ioctl = [](void*) { return 0L; };
-    IoctlBuilder destroy(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY, RDMA_DRIVER_MLX5);
-    destroy.Handle(UVERBS_ATTR_DESTROY_CQ_HANDLE, 12)
-        .Pointer(UVERBS_ATTR_DESTROY_CQ_RESP, f.memory.Alloc(8), 8);
-    REQUIRE(f.Ioctl(destroy.Build()) == 0);
+    const auto destroy = [&f](uint32_t handle) {
+      IoctlBuilder b(UVERBS_OBJECT_CQ, UVERBS_METHOD_CQ_DESTROY, RDMA_DRIVER_MLX5);
+      b.Handle(UVERBS_ATTR_DESTROY_CQ_HANDLE, handle)
+          .Pointer(UVERBS_ATTR_DESTROY_CQ_RESP, f.memory.Alloc(8), 8);
+      return f.Ioctl(b.Build());
+    };
+    REQUIRE(destroy(12) == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 12288);
+    // The doorbell page goes with the last CQ that holds a record in it.
+    REQUIRE(destroy(13) == 0);
     CHECK(f.engine.usage().pinned_bytes() == 8192);
+    REQUIRE(destroy(14) == 0);
+    CHECK(f.engine.usage().pinned_bytes() == 0);
   }
+}
+
+// Closing the file gives back its doorbell pages with its queues, as the kernel's context
+// teardown unpins them; a creation the kernel refuses holds none.
+TEST_CASE("doorbell pages are given back on failure and on close", "[engine][mlx5]") {
+  Fixture f(kMirror, PinnedQuota(1 << 20), RDMA_DRIVER_MLX5);
+  const uint64_t db_page = f.memory.Alloc(4096);
+  const uint64_t buf = f.memory.Alloc(2048);
+  f.host.on_ioctl = [](void*) { return -12L; };  // ENOMEM from the device
+  CHECK(f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)) == -ENOMEM);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded fw(arg);
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 3;
+    fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    return 0L;
+  };
+  REQUIRE(f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 8192);
+  f.file.reset();
+  CHECK(f.engine.usage().pinned_bytes() == 0);
 }
 
 // mlx5's EX_CREATE_FLOW driver data ends in counters_data entries whose pointer the kernel
