@@ -383,6 +383,10 @@ TEST_CASE("a tracer that polls for stops behaves as one that sleeps", "[tracer]"
   CHECK(stopped["stopped"] == std::to_string(SIGSTOP));
   // Injected syscalls (the fd moves, the scratch mmap) wait for their stops through it too.
   TesteeRun run = RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options);
+  // A stop is caught while polling only if the program reaches it within the 2 ms: on a loaded
+  // CI runner a whole run can miss, so a few runs get the chance.
+  for (int again = 0; again < 4 && MayUseSeveralCpus() && run.stats.waits.caught == 0; ++again)
+    run = RunTestee({"device", "/dev/infiniband/uverbs0"}, f.options);
   INFO(run.out << run.errors);
   CHECK(InRange(run["fd"]));
   CHECK(InRange(run["dup"]));
@@ -1010,24 +1014,32 @@ TEST_CASE("no thread or CLONE_FILES process sees a new device fd before it is in
   const std::string helpers = GENERATE(as<std::string>{}, "threads", "processes");
   Fixture f;
   f.options.freeze_address_space = freeze;
-  TesteeRun run =
-      RunTestee({"open-window", "/dev/infiniband/uverbs0", "200", "2", helpers}, f.options);
-  INFO(helpers << (freeze ? " with" : " without") << " freezes: " << run.out << run.errors);
-  REQUIRE(run.exit_code() == 0);
-  CHECK(run["opened"] == "200");
-  CHECK(run["copied"] == "400");
-  CHECK(run["low"] == "0");
-  CHECK(run.Number("scans") >= 200);
-  if (freeze) {
-    CHECK(run["seen"] == "0");
-    CHECK(run.stats.freezes == 600);  // one per open and copy made while the helpers ran
-    CHECK(run.stats.freeze_failures == 0);
-  } else {
-    // The window is real: without the freezes the helpers find the device there (about a
-    // thousand sightings in 200 rounds on the development machine).
-    CHECK(run.Number("seen") > 0);
-    CHECK(run.stats.freezes == 0);
+  // Without the freezes a sighting needs a helper to be on a CPU inside the window; on a
+  // loaded two-core CI runner a whole run can miss it, so the control gets a few runs.
+  const int attempts = freeze ? 1 : 6;
+  long seen = 0;
+  for (int attempt = 0; attempt < attempts && (freeze || seen == 0); ++attempt) {
+    TesteeRun run =
+        RunTestee({"open-window", "/dev/infiniband/uverbs0", "200", "2", helpers}, f.options);
+    INFO(helpers << (freeze ? " with" : " without") << " freezes, run " << attempt << ": "
+                 << run.out << run.errors);
+    REQUIRE(run.exit_code() == 0);
+    CHECK(run["opened"] == "200");
+    CHECK(run["copied"] == "400");
+    CHECK(run["low"] == "0");
+    CHECK(run.Number("scans") >= 200);
+    seen += run.Number("seen");
+    if (freeze) {
+      CHECK(run["seen"] == "0");
+      CHECK(run.stats.freezes == 600);  // one per open and copy made while the helpers ran
+      CHECK(run.stats.freeze_failures == 0);
+    } else {
+      CHECK(run.stats.freezes == 0);
+    }
   }
+  // The window is real: without the freezes the helpers find the device there (about a
+  // thousand sightings in 200 rounds on an idle development machine).
+  if (!freeze) CHECK(seen > 0);
 }
 
 TEST_CASE("two freezes that cover one task neither wait for each other nor lose a stop", "[tracer][freeze]") {
