@@ -14,6 +14,16 @@ Result<void> ProbeWritable(AppMemory& memory, uint64_t address, size_t length) {
   return memory.Write(address, bytes);
 }
 
+size_t ReserveOutput(ForwardImage& image, size_t room, AppMemory& memory, uint64_t address,
+                     size_t length) {
+  const size_t at = image.Reserve(std::max(room, length));
+  if (length != 0 && address != 0) {
+    const auto bounce = image.bytes().subspan(at, length);
+    if (!memory.Read(address, bounce)) std::fill(bounce.begin(), bounce.end(), std::byte{0});
+  }
+  return at;
+}
+
 Result<void> CheckAttrWriteBack(const abi::IoctlRequest& request, uint64_t app_arg,
                                 std::span<const std::byte> raw, AppMemory& memory,
                                 std::string_view command) {

@@ -25,6 +25,7 @@
 #include "abi/result.h"
 #include "rdmaproxy/command.h"
 #include "rdmaproxy/embedder.h"
+#include "rdmaproxy/forward_image.h"
 
 namespace rxp::proxy {
 
@@ -37,6 +38,14 @@ Result<void> ProbeWritable(AppMemory& memory, uint64_t address, size_t length);
 Result<void> CheckAttrWriteBack(const abi::IoctlRequest& request, uint64_t app_arg,
                                 std::span<const std::byte> raw, AppMemory& memory,
                                 std::string_view command);
+
+// Room in `image` for `room` bytes of an output the kernel writes (sentry mode), starting as
+// the app's own `length` bytes at `address`; returns its offset. Natively the kernel writes
+// only its own struct into an output (uverbs_copy_to, ib_copy_to_udata) and the bytes of a
+// longer buffer past it stay the app's; the whole bounce goes back, so it must hold them.
+// Unreadable, the room starts as zeros: the write-back then fails as the kernel's copy would.
+size_t ReserveOutput(ForwardImage& image, size_t room, AppMemory& memory, uint64_t address,
+                     size_t length);
 
 // Each bounced output (sentry mode) must be writable where the app reads it.
 Result<void> CheckOutputsWritable(std::span<const OutputCopy> outputs, AppMemory& memory,

@@ -421,7 +421,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       }
       case abi::AttrType::kPtrOut:
         if (!c.identity) {  // sentry: the kernel writes into a bounce buffer in the image
-          const size_t at = c.image.Reserve(std::max<size_t>(a.len, kMinResponseBounce));
+          const size_t at = ReserveOutput(c.image, kMinResponseBounce, memory, a.data, a.len);
           c.image.PointTo(slot + offsetof(ib_uverbs_attr, data), at);
           c.outputs.push_back({at, a.data, a.len, k});
         }
@@ -756,7 +756,8 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   const uint32_t resp_total = w.response_len + w.driver_response_len;
   Place resp{false, w.response, w.response_len};
   if (w.response != 0 && !c.identity) {
-    const size_t bounce = c.image.Reserve(resp_total + kMinResponseBounce);
+    const size_t bounce =
+        ReserveOutput(c.image, resp_total + kMinResponseBounce, memory, w.response, resp_total);
     const size_t field = wc.extended() ? base + sizeof(ib_uverbs_cmd_hdr) : core_at;
     c.image.PointTo(field, bounce);
     c.outputs.push_back({bounce, w.response, resp_total, -1});

@@ -1178,6 +1178,34 @@ TEST_CASE("a short UHW_OUT gets a bounce the driver's unchecked copy fits in", "
   CHECK(f.memory.Get<uint64_t>(app_out) == 0);  // nothing past the app's 0 bytes came back
 }
 
+// ib_copy_to_udata and uverbs_copy_to write only the kernel's own struct: the rest of a longer
+// app buffer stays as it was natively, so the bounce must not bring zeros back over it.
+TEST_CASE("sentry mode: bytes of an output past what the kernel wrote stay the app's", "[engine]") {
+  Fixture f(kMirror, {}, RDMA_DRIVER_MLX5);
+  std::vector<std::byte> pattern(64, std::byte{0xab});
+  const uint64_t app_out = f.memory.PutBytes(pattern);
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    ib_uverbs_attr* out = fw.Find(UVERBS_ATTR_UHW_OUT);
+    REQUIRE(out != nullptr);
+    REQUIRE(out->len == 64);
+    const uint64_t cqn = 0x4242;  // a driver response of 8 bytes
+    std::memcpy(reinterpret_cast<void*>(out->data), &cqn, sizeof(cqn));
+    out->flags |= UVERBS_ATTR_F_VALID_OUTPUT;  // ib_uverbs_run_method, after the handler
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
+    fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    return 0L;
+  };
+  IoctlBuilder cq = CqCreate(RDMA_DRIVER_MLX5, f.memory.Alloc(4));
+  cq.Pointer(UVERBS_ATTR_UHW_OUT, app_out, 64, kOpt);
+  REQUIRE(f.Ioctl(cq.Build()) == 0);
+  CHECK(f.memory.Get<uint64_t>(app_out) == 0x4242);
+  for (size_t i = 8; i < 64; ++i) {
+    INFO("byte " << i);
+    CHECK(f.memory.Get<uint8_t>(app_out + i) == 0xab);
+  }
+}
+
 // OPEN_XRCD keys the domain by the file's inode across the host (find_xrcd): the app's device
 // and event files share their inodes with every sandbox, so a domain on one is refused.
 TEST_CASE("OPEN_XRCD on an RDMA file is refused, on the app's own file forwarded", "[engine]") {
