@@ -21,6 +21,10 @@ namespace rxp::proxy {
 struct TrackedObject {
   abi::ObjectId type = abi::kNoObject;
   uint64_t pinned = 0;   // bytes counted against the pinned-memory budget
+  // An ODP MR (IB_ACCESS_ON_DEMAND): it pins nothing, and a REREG_MR that keeps its access
+  // flags makes an ODP MR again. Not "pinned == 0": a dma-buf MR pins none of the app's
+  // memory either, yet a rereg with a new range pins that range (mlx5_ib_rereg_user_mr).
+  bool on_demand = false;
   // A CQ whose buffer the driver pinned: its entries (mlx5: RESIZE_CQ to as many pins nothing).
   uint32_t queue_entries = 0;
   // An object that came with an mmap entry (mlx5 UAR, VAR): its offset, no longer mappable

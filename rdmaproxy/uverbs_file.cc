@@ -550,11 +550,10 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       c.creates_context = true;
       if (core_out != nullptr) ProduceLegacyContext(c, OutputPlace(c, *core_out));
     }
-    if (wc->command == IB_USER_VERBS_CMD_REG_MR)
-      c.pinned = RegistrationPins(wc->command, core_in);
+    if (wc->command == IB_USER_VERBS_CMD_REG_MR) RegistrationPins(c, wc->command, core_in);
     if (wc->command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
       Reregisters(c, abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
-      c.pinned = RegistrationPins(wc->command, core_in);
+      RegistrationPins(c, wc->command, core_in);
     }
   }
   if (m.object == UVERBS_OBJECT_DEVICE && m.id == UVERBS_METHOD_GET_CONTEXT)
@@ -778,10 +777,10 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
     ProduceLegacyContext(c, resp);
   if (wc.destroys != abi::kNoObject)
     Destroys(c, abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
-  if (wc.command == IB_USER_VERBS_CMD_REG_MR) c.pinned = RegistrationPins(wc.command, w.core);
+  if (wc.command == IB_USER_VERBS_CMD_REG_MR) RegistrationPins(c, wc.command, w.core);
   if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
     Reregisters(c, abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
-    c.pinned = RegistrationPins(wc.command, w.core);
+    RegistrationPins(c, wc.command, w.core);
   }
   // rxe mmap cookies in the driver response.
   if (device_.driver == abi::Driver::kRxe && dp != nullptr && dp->out != nullptr &&
@@ -941,7 +940,8 @@ void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
   Reregisters(c, handle, objects_.Find(handle));
 }
 
-uint64_t UverbsFile::RegistrationPins(uint32_t command, std::span<const std::byte> core) const {
+void UverbsFile::RegistrationPins(UverbsCommand& c, uint32_t command,
+                                   std::span<const std::byte> core) const {
   bool on_demand = false;
   uint64_t start = 0, length = 0;
   if (command == IB_USER_VERBS_CMD_REG_MR) {
@@ -950,19 +950,22 @@ uint64_t UverbsFile::RegistrationPins(uint32_t command, std::span<const std::byt
     start = abi::ReadField(core, offsetof(ib_uverbs_reg_mr, start), 8);
     length = abi::ReadField(core, offsetof(ib_uverbs_reg_mr, length), 8);
   } else {
-    // The new access flags when the rereg changes them, else the MR's own: an ODP MR is the
-    // one tracked with nothing pinned (a pinned MR holds at least a page).
+    // The new access flags when the rereg changes them, else the MR's own
+    // (mlx5_ib_rereg_user_mr: new_access_flags = mr->access_flags): an MR tracked as ODP. A
+    // dma-buf MR's flags never hold ON_DEMAND (UVERBS_METHOD_REG_DMABUF_MR masks them), so
+    // its rereg with a new range recreates it as an MR that pins that range.
     const auto flags = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, flags), 4);
     const TrackedObject* mr = objects_.Find(
         static_cast<uint32_t>(abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4)));
     on_demand = (flags & abi::kMrReregAccess) != 0
                     ? (abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, access_flags), 4) &
                        IB_UVERBS_ACCESS_ON_DEMAND) != 0
-                    : mr != nullptr && mr->pinned == 0;
+                    : mr != nullptr && mr->on_demand;
     start = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, start), 8);
     length = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, length), 8);
   }
-  return on_demand ? 0 : PinnedPageBytes(start, length);
+  c.on_demand = on_demand;
+  c.pinned = on_demand ? 0 : PinnedPageBytes(start, length);
 }
 
 void UverbsFile::Forget(const TrackedObject& gone) {
@@ -1006,6 +1009,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
     if (o != nullptr && o->serial == c.rereg_serial) {
       engine_.usage().ReleasePinned(o->pinned);
       o->pinned = c.pinned;
+      o->on_demand = c.on_demand;
       if (c.queue_entries != 0) o->queue_entries = c.queue_entries;
     } else {
       // Destroyed meanwhile (another thread of a traced program; a create may even hold its
@@ -1037,7 +1041,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
           // The kernel hands out a handle only while it is free (the file's xarray), so one
           // still tracked here is an object already gone: what it held goes back to the
           // sandbox as the new one takes its place.
-          TrackedObject made{c.creates, c.pinned, c.queue_entries};
+          TrackedObject made{c.creates, c.pinned, c.on_demand, c.queue_entries};
           if (c.doorbell_held) made.doorbell_page = c.doorbell_page;
           if (const auto stale = objects_.Insert(handle, made)) Forget(*stale);
           tracked = true;

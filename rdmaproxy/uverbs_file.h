@@ -142,9 +142,10 @@ class UverbsFile {
   // null: none is tracked there); the second form looks it up from a request's handle field.
   void Reregisters(UverbsCommand& c, uint32_t handle, const TrackedObject* tracked);
   void Reregisters(UverbsCommand& c, uint64_t handle_field);
-  // What a REG_MR / REREG_MR with a new range (`core`, its legacy request) pins: the whole
-  // pages of its range, or nothing for an on-demand-paging MR (ib_umem_odp_get pins no page).
-  uint64_t RegistrationPins(uint32_t command, std::span<const std::byte> core) const;
+  // What a REG_MR / REREG_MR with a new range (`core`, its legacy request) pins, into
+  // c.pinned: the whole pages of its range, or nothing for an on-demand-paging MR
+  // (ib_umem_odp_get pins no page), which c.on_demand records.
+  void RegistrationPins(UverbsCommand& c, uint32_t command, std::span<const std::byte> core) const;
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);

@@ -482,6 +482,68 @@ TEST_CASE("REREG_MR: the pinned quota follows a new translation, and only a succ
   CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
 }
 
+// A rereg with a new range and the MR's own access flags makes an MR like the old one
+// (mlx5_ib_rereg_user_mr: new_access_flags = mr->access_flags): an ODP MR stays ODP and pins
+// nothing, a dma-buf MR -- pinning none of the app's memory, but never ODP (REG_DMABUF_MR
+// masks ON_DEMAND out) -- is recreated as one that pins the new range.
+TEST_CASE("REREG_MR of a dma-buf MR pins its new range, that of an ODP MR nothing", "[engine]") {
+  Fixture f(kMirror, PinnedQuota(64 * 1024));
+  TrackPd(f, 7);
+  f.fds.Add(50, {55, FileKind::kOther, 0});  // the dma-buf
+  const uint64_t buffer = f.memory.Alloc(256 * 1024);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded fw(arg);
+    fw.Find(UVERBS_ATTR_REG_DMABUF_MR_HANDLE)->data = 3;
+    fw.Output(UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, uint32_t{0x111});
+    fw.Output(UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, uint32_t{0x222});
+    return 0L;
+  };
+  IoctlBuilder dmabuf(UVERBS_OBJECT_MR, UVERBS_METHOD_REG_DMABUF_MR, RDMA_DRIVER_RXE);
+  dmabuf.Handle(UVERBS_ATTR_REG_DMABUF_MR_HANDLE, 0)
+      .Handle(UVERBS_ATTR_REG_DMABUF_MR_PD_HANDLE, 7)
+      .Inline(UVERBS_ATTR_REG_DMABUF_MR_OFFSET, 0, 8)
+      .Inline(UVERBS_ATTR_REG_DMABUF_MR_LENGTH, 1 << 20, 8)
+      .Inline(UVERBS_ATTR_REG_DMABUF_MR_IOVA, 0x10000, 8)
+      .Inline(UVERBS_ATTR_REG_DMABUF_MR_FD, 50, 4)
+      .Inline(UVERBS_ATTR_REG_DMABUF_MR_ACCESS_FLAGS, IB_UVERBS_ACCESS_LOCAL_WRITE, 4)
+      .Pointer(UVERBS_ATTR_REG_DMABUF_MR_RESP_LKEY, f.memory.Alloc(4), 4)
+      .Pointer(UVERBS_ATTR_REG_DMABUF_MR_RESP_RKEY, f.memory.Alloc(4), 4);
+  REQUIRE(f.Ioctl(dmabuf.Build()) == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 1);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 16 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 16 * 1024);
+  // ... and so does every later rereg of it, which needs the old and the new range at once.
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 24 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 24 * 1024);
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 48 * 1024)) == -ENOMEM);
+
+  // An ODP MR: its rereg with a new range pins nothing unless the new flags drop ON_DEMAND.
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{4, 0x555, 0x666});
+    return 0L;
+  };
+  uint64_t resp = 0;
+  REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 128 * 1024, &resp,
+                        IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND)) == 0);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x777, 0x888});
+    return 0L;
+  };
+  CHECK(f.Ioctl(ReregMr(f.memory, 4, abi::kMrReregTrans, buffer, 128 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 24 * 1024);
+  // The access flags ReregMr gives are LOCAL_WRITE alone: a pinned MR of 8 KiB from now on.
+  CHECK(f.Ioctl(ReregMr(f.memory, 4, abi::kMrReregTrans | abi::kMrReregAccess, buffer,
+                        8 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+  CHECK(f.Ioctl(ReregMr(f.memory, 4, abi::kMrReregTrans, buffer, 40 * 1024)) == -ENOMEM);
+}
+
 // Two threads of a traced program: one rereg's MR 3 to a new range while another deregisters
 // MR 3 and a third registers a new MR, which the kernel hands the freed handle 3. The tracer
 // settles them in the order their exit stops come: the rereg last. Its new range belongs to
