@@ -117,15 +117,21 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
     c->response = {true, bounce, c->request.response_len};
     // Natively the bytes of `out` past the handler's struct are never touched: the bounce
     // starts as the app's own bytes, so that what goes back past the struct is only what the
-    // kernel changed (Complete). Unreadable, they start as zeros and all go back, which then
-    // fails as the kernel's copy would.
+    // kernel changed (Complete). An `out` whose tail is unreadable (it runs into an unmapped
+    // page) has the struct's bytes read alone, and its tail starts as zeros that do not go
+    // back: the kernel's copy never reaches there. An unreadable struct starts as zeros too,
+    // and its write-back fails as the kernel's copy would.
     c->response_written = ResponseBytesWritten(cmd, c->request.response_len);
     c->response_before.resize(c->request.response_len);
-    if (memory.Read(c->request.response, c->response_before))
-      std::memcpy(c->image.bytes().data() + bounce, c->response_before.data(),
-                  c->response_before.size());
-    else
-      c->response_before.clear();
+    {
+      const auto all = std::span(c->response_before);
+      if (!memory.Read(c->request.response, all)) {
+        std::fill(all.begin(), all.end(), std::byte{0});
+        if (!memory.Read(c->request.response, all.first(c->response_written)))
+          std::fill(all.begin(), all.end(), std::byte{0});
+      }
+      std::memcpy(c->image.bytes().data() + bounce, all.data(), all.size());
+    }
     // What makes an id, or takes an event off the queue, is undone natively when its response
     // cannot be copied (ucma_create_id and ucma_join destroy what they made; ucma_get_event's
     // err_ctx leaves the event queued): so it is checked before it is forwarded (copy_out.h),
@@ -152,15 +158,12 @@ long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_afte
       const auto after = image_after.subspan(o.image_offset, o.length);
       // The handler's struct, then up to the last byte past it the kernel changed (none on a
       // kernel whose struct is the proxy's; a newer kernel's longer struct is not cut short).
-      size_t length = o.length;
-      if (c.response_before.size() == o.length) {
-        length = c.response_written;
-        for (size_t i = o.length; i > length; --i)
-          if (after[i - 1] != c.response_before[i - 1]) {
-            length = i;
-            break;
-          }
-      }
+      size_t length = c.response_written;
+      for (size_t i = o.length; i > length; --i)
+        if (after[i - 1] != c.response_before[i - 1]) {
+          length = i;
+          break;
+        }
       auto w = memory.Write(o.app_address, after.first(length));
       if (!w && result >= 0) {
         // Checked before forwarding where it matters (MakesOrTakes); otherwise the kernel's

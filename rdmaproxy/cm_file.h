@@ -31,7 +31,7 @@ class CmCommand {
   std::vector<OutputCopy> outputs;
   std::vector<Produced> produced;
   Place response;                 // where the response lands
-  // Sentry mode: the app's `out` bytes as they were before the command (empty when they could
+  // Sentry mode: the app's `out` bytes as they were before the command (zeros where they could
   // not be read), and how many of them the kernel's handler writes whatever they hold
   // (ResponseBytesWritten). The rest of `out` goes back only where the kernel changed it.
   std::vector<std::byte> response_before;

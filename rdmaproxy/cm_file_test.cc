@@ -235,6 +235,23 @@ TEST_CASE("rdma_cm: only what the kernel wrote of a larger `out` comes back", "[
   CHECK(f.file->live_ids() == 2);
 }
 
+// An `out` that runs into an unmapped page past the handler's struct: natively the kernel's
+// copy of its struct succeeds and the id is the app's; the unreadable tail is not written.
+TEST_CASE("rdma_cm: an `out` whose tail past the struct is unmapped still gets the struct",
+          "[engine][rdma_cm]") {
+  CmFixture f;
+  Answer(f.host, offsetof(rdma_ucm_create_id, response), rdma_ucm_create_id_resp{5});
+  const uint64_t resp = f.memory.Alloc(16);  // 16 bytes mapped, 64 declared
+  REQUIRE(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(resp), 64) > 0);
+  CHECK(f.memory.Get<rdma_ucm_create_id_resp>(resp).id == 5);
+  CHECK(f.file->live_ids() == 1);
+  // An unmapped struct is refused before the kernel makes the id (ucma_create_id's err1).
+  const int calls = f.host.calls;
+  CHECK(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(0x7000'0000), 64) == -EFAULT);
+  CHECK(f.host.calls == calls);
+  CHECK(f.file->live_ids() == 1);
+}
+
 // ucma_get_event(): the queue is looked at before the response is copied. An unwritable
 // response is EFAULT only when an event is queued (and it stays queued); an empty queue is
 // EAGAIN on a nonblocking file. The proxy asks the queue with poll() and forwards nothing.

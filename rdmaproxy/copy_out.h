@@ -43,7 +43,11 @@ Result<void> CheckAttrWriteBack(const abi::IoctlRequest& request, uint64_t app_a
 // the app's own `length` bytes at `address`; returns its offset. Natively the kernel writes
 // only its own struct into an output (uverbs_copy_to, ib_copy_to_udata) and the bytes of a
 // longer buffer past it stay the app's; the whole bounce goes back, so it must hold them.
-// Unreadable, the room starts as zeros: the write-back then fails as the kernel's copy would.
+// A buffer that cannot be read whole starts as zeros and its write-back fails with EFAULT,
+// also where it only runs into an unmapped page past what the kernel writes (natively a
+// success): a deliberate simplification, since where the kernel's struct ends is the
+// driver's to say. A command that makes an object is refused before forwarding then
+// (CheckOutputsWritable probes the whole buffer), so nothing the kernel made is lost.
 size_t ReserveOutput(ForwardImage& image, size_t room, AppMemory& memory, uint64_t address,
                      size_t length);
 
