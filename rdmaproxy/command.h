@@ -80,7 +80,7 @@ class UverbsCommand {
   std::optional<uint32_t> rereg;   // REREG_MR with a new range, RESIZE_CQ: the object's handle
   uint64_t rereg_serial = 0;       // the serial of the object `rereg` named when begun
   uint32_t queue_entries = 0;      // CQ creation / RESIZE_CQ with a driver-pinned buffer
-  uint64_t doorbell_page = 0;      // the app page of a new queue's doorbell record (mlx5)
+  uint64_t doorbell_page = 0;      // the host page of a new queue's doorbell record (mlx5)
   bool doorbell_held = false;      // Reserve() counted the command among its page's holders
   bool creates_context = false;
   // For logs: "QP.CREATE", "INVOKE_WRITE REG_MR", "POST_SEND". Static storage (the schema's

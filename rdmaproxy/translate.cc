@@ -27,7 +27,6 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
     static const uint64_t kPage = uint64_t{1} << MmapRules::HostPageShift();
     start = value & ~(kPage - 1);
     len = kPage;
-    t.doorbell_page = start;
   } else {
     if (t.payload == nullptr) {
       status = Fail(EINVAL, "{}: no request context to size {}", t.what, f.name);
@@ -50,6 +49,9 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
   }
   const uint64_t translated = *host + (value - start);
   if (translated != value) t.image.WriteU64(at + off, translated);
+  // mlx5_ib_db_map_user finds a context's doorbell page by the address the kernel is given:
+  // the host's, so that an app page remapped to other host memory is a new pin there too.
+  if (f.pins_page) t.doorbell_page = *host & ~((uint64_t{1} << MmapRules::HostPageShift()) - 1);
   return true;
 }
 

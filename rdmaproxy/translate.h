@@ -32,7 +32,7 @@ struct TranslateContext {
   const abi::PayloadContext* payload = nullptr;
   size_t payload_at = 0;
   // Out: the bytes of driver queue buffers the request pins (for the pinned-memory budget),
-  // and the app page of its doorbell record (mlx5_ib_db_map_user pins that page once per
+  // and the host page of its doorbell record (mlx5_ib_db_map_user pins that page once per
   // context, however many of the context's doorbells it holds), 0 if none.
   uint64_t queue_bytes = 0;
   uint64_t doorbell_page = 0;

@@ -1700,6 +1700,56 @@ TEST_CASE("doorbell pages are given back on failure and on close", "[engine][mlx
   CHECK(f.engine.usage().pinned_bytes() == 0);
 }
 
+// App memory whose host view moves by `shift`, as a runtime's mirror of a page does when the
+// app unmaps it and maps new memory at the same address.
+class ShiftedMirror final : public AppMemory {
+ public:
+  explicit ShiftedMirror(FakeAppMemory& base) : base_(base) {}
+  uint64_t shift = 0;
+  bool IdentityMapped() const override { return false; }
+  Result<void> Read(uint64_t a, std::span<std::byte> out) override { return base_.Read(a, out); }
+  Result<void> Write(uint64_t a, std::span<const std::byte> in) override {
+    return base_.Write(a, in);
+  }
+  Result<uint64_t> HostAddress(uint64_t a, uint64_t length) override {
+    auto host = base_.HostAddress(a, length);
+    if (!host) return host;
+    return *host + shift;
+  }
+
+ private:
+  FakeAppMemory& base_;
+};
+
+// mlx5_ib_db_map_user looks a context's doorbell pages up by the address it is given: in a
+// sentry, the host's. The same app page backed by other host memory is a second pin.
+TEST_CASE("sentry mode: doorbell pages are counted by the host page the kernel pins",
+          "[engine][mlx5]") {
+  Fixture f(kMirror, PinnedQuota(1 << 20), RDMA_DRIVER_MLX5);
+  ShiftedMirror memory(f.memory);
+  uint32_t next_handle = 3;
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = next_handle++;
+    fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    return 0L;
+  };
+  const uint64_t db_page = f.memory.Alloc(4096);
+  const uint64_t buf = f.memory.Alloc(2048);
+  const auto create = [&] {
+    return f.file->Ioctl(memory, f.fds, f.host,
+                         f.memory.PutBytes(Mlx5CreateCq(f.memory, buf, db_page)));
+  };
+  REQUIRE(create() == 0);
+  REQUIRE(create() == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 2 * 4096 + 4096);  // two CQ pages, one doorbell
+  memory.shift = 1 << 20;
+  REQUIRE(create() == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 3 * 4096 + 2 * 4096);
+  f.file.reset();
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+}
+
 // mlx5's EX_CREATE_FLOW driver data ends in counters_data entries whose pointer the kernel
 // copies ncounters 8-byte descriptors from (flow_counters_set_data). Under a policy that allows
 // flow steering, a sentry hands the kernel a copy in the image, never the app's address.
