@@ -117,21 +117,16 @@ Result<std::unique_ptr<CmCommand>> CmFile::BeginWrite(AppMemory& memory, FdBridg
     c->response = {true, bounce, c->request.response_len};
     // Natively the bytes of `out` past the handler's struct are never touched: the bounce
     // starts as the app's own bytes, so that what goes back past the struct is only what the
-    // kernel changed (Complete). An `out` whose tail is unreadable (it runs into an unmapped
-    // page) has the struct's bytes read alone, and its tail starts as zeros that do not go
-    // back: the kernel's copy never reaches there. An unreadable struct starts as zeros too,
-    // and its write-back fails as the kernel's copy would.
+    // kernel changed (Complete). An `out` that runs into an unmapped page has its readable
+    // start read, and the rest starts as zeros: a kernel write there (nonzero) goes back and
+    // fails as the kernel's copy would; where its struct ends before, nothing is lost. A
+    // QUERY's struct size depends on its option (resp_min 0), so the readable start, not
+    // only the struct's fixed part, is what the kernel's bytes are compared with.
     c->response_written = ResponseBytesWritten(cmd, c->request.response_len);
     c->response_before.resize(c->request.response_len);
-    {
-      const auto all = std::span(c->response_before);
-      if (!memory.Read(c->request.response, all)) {
-        std::fill(all.begin(), all.end(), std::byte{0});
-        if (!memory.Read(c->request.response, all.first(c->response_written)))
-          std::fill(all.begin(), all.end(), std::byte{0});
-      }
-      std::memcpy(c->image.bytes().data() + bounce, all.data(), all.size());
-    }
+    ReadReadablePrefix(memory, c->request.response, c->response_before);
+    std::memcpy(c->image.bytes().data() + bounce, c->response_before.data(),
+                c->response_before.size());
     // What makes an id, or takes an event off the queue, is undone natively when its response
     // cannot be copied (ucma_create_id and ucma_join destroy what they made; ucma_get_event's
     // err_ctx leaves the event queued): so it is checked before it is forwarded (copy_out.h),
@@ -158,12 +153,16 @@ long CmFile::Complete(CmCommand& c, long result, std::span<std::byte> image_afte
       const auto after = image_after.subspan(o.image_offset, o.length);
       // The handler's struct, then up to the last byte past it the kernel changed (none on a
       // kernel whose struct is the proxy's; a newer kernel's longer struct is not cut short).
-      size_t length = c.response_written;
-      for (size_t i = o.length; i > length; --i)
-        if (after[i - 1] != c.response_before[i - 1]) {
-          length = i;
-          break;
-        }
+      // (The response is the only bounced output; response_before is its size.)
+      size_t length = o.length;
+      if (c.response_before.size() == o.length) {
+        length = c.response_written;
+        for (size_t i = o.length; i > length; --i)
+          if (after[i - 1] != c.response_before[i - 1]) {
+            length = i;
+            break;
+          }
+      }
       auto w = memory.Write(o.app_address, after.first(length));
       if (!w && result >= 0) {
         // Checked before forwarding where it matters (MakesOrTakes); otherwise the kernel's

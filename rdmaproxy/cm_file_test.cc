@@ -250,6 +250,22 @@ TEST_CASE("rdma_cm: an `out` whose tail past the struct is unmapped still gets t
   CHECK(f.Write(RDMA_USER_CM_CMD_CREATE_ID, CreateId(0x7000'0000), 64) == -EFAULT);
   CHECK(f.host.calls == calls);
   CHECK(f.file->live_ids() == 1);
+
+  // QUERY's struct size depends on its option (ucma_query_addr writes 280 bytes, zeros at the
+  // end): an `out` of 512 whose last 212 bytes are past the end of its page gets all 280.
+  std::array<std::byte, 280> answer{};
+  std::fill(answer.begin(), answer.begin() + 270, std::byte{0x11});
+  Answer(f.host, offsetof(rdma_ucm_query, response), answer);
+  const uint64_t page = f.memory.PutBytes(std::vector<std::byte>(4096, std::byte{0xaa}));
+  REQUIRE(page % 4096 == 0);
+  const uint64_t out = page + 4096 - 300;
+  rdma_ucm_query query{};
+  query.response = out;
+  query.id = 5;
+  query.option = RDMA_USER_CM_QUERY_ADDR;
+  REQUIRE(f.Write(RDMA_USER_CM_CMD_QUERY, query, 512) > 0);
+  CHECK(f.memory.Get<std::array<std::byte, 280>>(out) == answer);
+  CHECK(f.memory.Get<std::array<std::byte, 20>>(out + 280)[0] == std::byte{0xaa});
 }
 
 // ucma_get_event(): the queue is looked at before the response is copied. An unwritable

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include <unistd.h>
+
 #include <rdma/rdma_user_ioctl_cmds.h>
 
 namespace rxp::proxy {
@@ -12,6 +14,20 @@ Result<void> ProbeWritable(AppMemory& memory, uint64_t address, size_t length) {
   std::vector<std::byte> bytes(length);
   RXP_TRY(memory.Read(address, bytes));
   return memory.Write(address, bytes);
+}
+
+size_t ReadReadablePrefix(AppMemory& memory, uint64_t address, std::span<std::byte> out) {
+  if (memory.Read(address, out)) return out.size();
+  static const uint64_t kPage = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  size_t done = 0;
+  while (done < out.size()) {
+    const uint64_t at = address + done;
+    const size_t chunk = std::min<uint64_t>(out.size() - done, kPage - at % kPage);
+    if (!memory.Read(at, out.subspan(done, chunk))) break;
+    done += chunk;
+  }
+  std::fill(out.begin() + static_cast<long>(done), out.end(), std::byte{0});
+  return done;
 }
 
 size_t ReserveOutput(ForwardImage& image, size_t room, AppMemory& memory, uint64_t address,

@@ -51,6 +51,11 @@ Result<void> CheckAttrWriteBack(const abi::IoctlRequest& request, uint64_t app_a
 size_t ReserveOutput(ForwardImage& image, size_t room, AppMemory& memory, uint64_t address,
                      size_t length);
 
+// Reads as much of the app's `out.size()` bytes at `address` as is readable from its start, a
+// page at a time once the whole cannot be read (a buffer that runs into an unmapped page);
+// the rest of `out` is zeros. Returns how many bytes were read.
+size_t ReadReadablePrefix(AppMemory& memory, uint64_t address, std::span<std::byte> out);
+
 // Each bounced output (sentry mode) must be writable where the app reads it.
 Result<void> CheckOutputsWritable(std::span<const OutputCopy> outputs, AppMemory& memory,
                                   std::string_view command);

@@ -51,7 +51,8 @@ bool TranslateDriverPin(TranslateContext& t, size_t at, const abi::Field& f, siz
   if (translated != value) t.image.WriteU64(at + off, translated);
   // mlx5_ib_db_map_user finds a context's doorbell page by the address the kernel is given:
   // the host's, so that an app page remapped to other host memory is a new pin there too.
-  if (f.pins_page) t.doorbell_page = *host & ~((uint64_t{1} << MmapRules::HostPageShift()) - 1);
+  if (f.pins_page)
+    t.doorbell_page = translated & ~((uint64_t{1} << MmapRules::HostPageShift()) - 1);
   return true;
 }
 
