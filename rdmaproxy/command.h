@@ -77,8 +77,9 @@ class UverbsCommand {
   uint64_t pinned = 0;             // bytes reserved: a new MR, a driver's queue buffers
   bool on_demand = false;          // REG_MR / REREG_MR: the MR it makes is ODP (pins nothing)
   bool reserved = false;           // Reserve() was taken for `creates`
-  std::optional<uint32_t> rereg;   // REREG_MR with a new range, RESIZE_CQ: the object's handle
+  std::optional<uint32_t> rereg;   // REREG_MR (TRANS or ACCESS), RESIZE_CQ: the object's handle
   uint64_t rereg_serial = 0;       // the serial of the object `rereg` named when begun
+  bool rereg_keeps_range = false;  // REREG_MR with ACCESS, no TRANS: only on_demand changes
   uint32_t queue_entries = 0;      // CQ creation / RESIZE_CQ with a driver-pinned buffer
   uint64_t doorbell_page = 0;      // the host page of a new queue's doorbell record (mlx5)
   bool doorbell_held = false;      // Reserve() counted the command among its page's holders
@@ -120,6 +121,7 @@ class UverbsCommand {
     reserved = false;
     rereg.reset();
     rereg_serial = 0;
+    rereg_keeps_range = false;
     queue_entries = 0;
     doorbell_page = 0;
     doorbell_held = false;

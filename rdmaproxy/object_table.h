@@ -21,9 +21,11 @@ namespace rxp::proxy {
 struct TrackedObject {
   abi::ObjectId type = abi::kNoObject;
   uint64_t pinned = 0;   // bytes counted against the pinned-memory budget
-  // An ODP MR (IB_ACCESS_ON_DEMAND): it pins nothing, and a REREG_MR that keeps its access
-  // flags makes an ODP MR again. Not "pinned == 0": a dma-buf MR pins none of the app's
-  // memory either, yet a rereg with a new range pins that range (mlx5_ib_rereg_user_mr).
+  // The MR's access flags hold IB_ACCESS_ON_DEMAND: a REREG_MR with a new range that keeps
+  // its flags makes an ODP MR, which pins nothing. Not "pinned == 0": a dma-buf MR pins none
+  // of the app's memory either, yet a rereg with a new range pins that range; and a pinned
+  // MR given ON_DEMAND by an ACCESS-only rereg keeps its pinned range until then
+  // (mlx5_ib_rereg_user_mr).
   bool on_demand = false;
   // A CQ whose buffer the driver pinned: its entries (mlx5: RESIZE_CQ to as many pins nothing).
   uint32_t queue_entries = 0;

@@ -551,10 +551,7 @@ Result<void> UverbsFile::BuildIoctl(UverbsCommand& c, AppMemory& memory, FdBridg
       if (core_out != nullptr) ProduceLegacyContext(c, OutputPlace(c, *core_out));
     }
     if (wc->command == IB_USER_VERBS_CMD_REG_MR) RegistrationPins(c, wc->command, core_in);
-    if (wc->command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
-      Reregisters(c, abi::ReadField(core_in, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
-      RegistrationPins(c, wc->command, core_in);
-    }
+    if (wc->command == IB_USER_VERBS_CMD_REREG_MR) ReregistersMr(c, core_in);
   }
   if (m.object == UVERBS_OBJECT_DEVICE && m.id == UVERBS_METHOD_GET_CONTEXT)
     c.creates_context = true;
@@ -778,10 +775,7 @@ Result<void> UverbsFile::BuildWrite(UverbsCommand& c, AppMemory& memory, FdBridg
   if (wc.destroys != abi::kNoObject)
     Destroys(c, abi::ReadField(w.core, static_cast<size_t>(facts.destroyed_at), 4));
   if (wc.command == IB_USER_VERBS_CMD_REG_MR) RegistrationPins(c, wc.command, w.core);
-  if (wc.command == IB_USER_VERBS_CMD_REREG_MR && pin_trans) {
-    Reregisters(c, abi::ReadField(w.core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4));
-    RegistrationPins(c, wc.command, w.core);
-  }
+  if (wc.command == IB_USER_VERBS_CMD_REREG_MR) ReregistersMr(c, w.core);
   // rxe mmap cookies in the driver response.
   if (device_.driver == abi::Driver::kRxe && dp != nullptr && dp->out != nullptr &&
       w.driver_response != 0) {
@@ -940,6 +934,24 @@ void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
   Reregisters(c, handle, objects_.Find(handle));
 }
 
+void UverbsFile::ReregistersMr(UverbsCommand& c, std::span<const std::byte> core) {
+  const auto flags = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, flags), 4);
+  const auto handle = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4);
+  if ((flags & abi::kMrReregTrans) != 0) {
+    Reregisters(c, handle);
+    RegistrationPins(c, IB_USER_VERBS_CMD_REREG_MR, core);
+  } else if ((flags & abi::kMrReregAccess) != 0) {
+    // New flags on the same range: mlx5_ib_rereg_user_mr keeps the MR's umem (pinned or
+    // not) and stores the flags, which a later rereg with a new range and no ACCESS reuses
+    // (new_access_flags = mr->access_flags). A pinned MR given ON_DEMAND here stays pinned,
+    // yet that later rereg makes it an ODP MR (create_mr_user), pinning nothing.
+    Reregisters(c, handle);
+    c.rereg_keeps_range = true;
+    c.on_demand = (abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, access_flags), 4) &
+                   IB_UVERBS_ACCESS_ON_DEMAND) != 0;
+  }
+}
+
 void UverbsFile::RegistrationPins(UverbsCommand& c, uint32_t command,
                                    std::span<const std::byte> core) const {
   bool on_demand = false;
@@ -1007,8 +1019,10 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
   if (c.rereg) {
     TrackedObject* o = objects_.Find(*c.rereg);
     if (o != nullptr && o->serial == c.rereg_serial) {
-      engine_.usage().ReleasePinned(o->pinned);
-      o->pinned = c.pinned;
+      if (!c.rereg_keeps_range) {
+        engine_.usage().ReleasePinned(o->pinned);
+        o->pinned = c.pinned;
+      }
       o->on_demand = c.on_demand;
       if (c.queue_entries != 0) o->queue_entries = c.queue_entries;
     } else {

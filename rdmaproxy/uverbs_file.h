@@ -142,6 +142,10 @@ class UverbsFile {
   // null: none is tracked there); the second form looks it up from a request's handle field.
   void Reregisters(UverbsCommand& c, uint32_t handle, const TrackedObject* tracked);
   void Reregisters(UverbsCommand& c, uint64_t handle_field);
+  // A REREG_MR (`core`, its legacy request): with a new range (TRANS), the MR's charge moves
+  // to that range; with new access flags alone, the MR keeps its range and charge, and only
+  // whether it is ODP to a later rereg (c.on_demand) changes. PD alone: nothing to track.
+  void ReregistersMr(UverbsCommand& c, std::span<const std::byte> core);
   // What a REG_MR / REREG_MR with a new range (`core`, its legacy request) pins, into
   // c.pinned: the whole pages of its range, or nothing for an on-demand-paging MR
   // (ib_umem_odp_get pins no page), which c.on_demand records.

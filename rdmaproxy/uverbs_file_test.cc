@@ -392,14 +392,15 @@ TEST_CASE("REG_MR: a range ib_umem_get refuses is EINVAL, not forwarded", "[engi
 
 // INVOKE_WRITE(REREG_MR) of MR `mr_handle` with `flags` (abi::kMrRereg*), a new range at `buffer`.
 std::vector<std::byte> ReregMr(FakeAppMemory& mem, uint32_t mr_handle, uint32_t flags,
-                               uint64_t buffer, uint64_t length) {
+                               uint64_t buffer, uint64_t length,
+                               uint32_t access = IB_UVERBS_ACCESS_LOCAL_WRITE) {
   ib_uverbs_rereg_mr req{};
   req.mr_handle = mr_handle;
   req.flags = flags;
   req.start = buffer;
   req.length = length;
   req.hca_va = buffer;
-  req.access_flags = IB_UVERBS_ACCESS_LOCAL_WRITE;
+  req.access_flags = access;
   return InvokeWrite(mem, IB_USER_VERBS_CMD_REREG_MR, req, sizeof(ib_uverbs_rereg_mr_resp));
 }
 
@@ -542,6 +543,43 @@ TEST_CASE("REREG_MR of a dma-buf MR pins its new range, that of an ODP MR nothin
                         8 * 1024)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
   CHECK(f.Ioctl(ReregMr(f.memory, 4, abi::kMrReregTrans, buffer, 40 * 1024)) == -ENOMEM);
+}
+
+// mlx5_ib_rereg_user_mr: new access flags alone keep the MR's umem, so a pinned MR given
+// ON_DEMAND stays pinned; a later rereg with a new range and no ACCESS takes the MR's stored
+// flags and makes an ODP MR (create_mr_user), which pins nothing. Taking ON_DEMAND away again
+// makes that later rereg pin its range.
+TEST_CASE("an ACCESS-only REREG_MR keeps the MR's pins and sets what a later rereg makes",
+          "[engine]") {
+  Fixture f(kMirror, PinnedQuota(64 * 1024));
+  const uint64_t buffer = RegisterMr3(f);  // 16 KiB pinned
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  const uint32_t odp = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0, odp)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 16 * 1024);  // the same umem, still pinned
+  // A new range of 60 KiB with the stored flags: ODP, so 16 + 60 KiB is never asked for.
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 60 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+
+  // A failed ACCESS-only rereg changes nothing: the MR stays ODP.
+  f.host.on_ioctl = [](void*) { return -EINVAL; };
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0)) == -EINVAL);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 60 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+
+  // Flags without ON_DEMAND: the next new range is pinned and charged.
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 32 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 48 * 1024)) == -ENOMEM);
 }
 
 // Two threads of a traced program: one rereg's MR 3 to a new range while another deregisters
