@@ -301,7 +301,27 @@ Result<void> UverbsFile::Reserve(UverbsCommand& c) {
     c.reserved = true;
     return Ok();
   }
-  if (c.rereg) return c.pinned != 0 ? engine_.usage().ReservePinned(c.pinned) : Ok();
+  if (c.rereg) {
+    // The kernel runs one rereg of an MR at a time and answers another that overlaps it
+    // EBUSY (ib_uverbs_rereg_mr: uobj_get_write). Two the proxy has begun may still run one
+    // after the other in the kernel, in either order, while the proxy settles them in the
+    // order their results come back: the charge and the ODP flag would be the wrong one's,
+    // possibly less than the kernel pinned. So the second is the kernel's EBUSY -- for a
+    // RESIZE_CQ as well, which mlx5_ib_resize_cq serializes (resize_mutex) instead.
+    if (c.rereg_serial != 0) {
+      if (!reregs_in_flight_.insert(c.rereg_serial).second)
+        return Fail(EBUSY, "{}: another command that replaces this object's memory is in "
+                    "flight (a second thread's); the kernel answers an overlapping one EBUSY",
+                    c.short_name);
+      c.rereg_in_flight = true;
+    }
+    if (c.pinned == 0) return Ok();
+    if (auto r = engine_.usage().ReservePinned(c.pinned); !r) {
+      EndRereg(c);
+      return r;
+    }
+    return Ok();
+  }
   if (c.creates == abi::kNoObject || abi::FindObject(c.creates)->fd_object) return Ok();
   RXP_TRY(engine_.usage().Reserve(c.creates, c.pinned));
   c.reserved = true;
@@ -941,10 +961,12 @@ void UverbsFile::ReregistersMr(UverbsCommand& c, std::span<const std::byte> core
     Reregisters(c, handle);
     RegistrationPins(c, IB_USER_VERBS_CMD_REREG_MR, core);
   } else if ((flags & abi::kMrReregAccess) != 0) {
-    // New flags on the same range: mlx5_ib_rereg_user_mr keeps the MR's umem (pinned or
-    // not) and stores the flags, which a later rereg with a new range and no ACCESS reuses
-    // (new_access_flags = mr->access_flags). A pinned MR given ON_DEMAND here stays pinned,
-    // yet that later rereg makes it an ODP MR (create_mr_user), pinning nothing.
+    // New flags on the same range: mlx5_ib_rereg_user_mr keeps a pinned MR's umem and stores
+    // the flags, which a later rereg with a new range and no ACCESS reuses (new_access_flags
+    // = mr->access_flags). A pinned MR given ON_DEMAND here stays pinned, yet that later
+    // rereg makes it an ODP MR (create_mr_user), pinning nothing. (An ODP or dma-buf MR
+    // whose flags change is recreated from the request's range, which the proxy makes
+    // empty, so that fails and Settle changes nothing.)
     Reregisters(c, handle);
     c.rereg_keeps_range = true;
     c.on_demand = (abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, access_flags), 4) &
@@ -980,6 +1002,11 @@ void UverbsFile::RegistrationPins(UverbsCommand& c, uint32_t command,
   c.pinned = on_demand ? 0 : PinnedPageBytes(start, length);
 }
 
+void UverbsFile::EndRereg(UverbsCommand& c) {
+  if (c.rereg_in_flight) reregs_in_flight_.erase(c.rereg_serial);
+  c.rereg_in_flight = false;
+}
+
 void UverbsFile::Forget(const TrackedObject& gone) {
   engine_.usage().Release(gone.type, gone.pinned);
   // rdma_user_mmap_entry_remove(): the kernel maps the offset no more once its object is gone
@@ -992,6 +1019,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
                         AppMemory& memory, FdBridge& fds) {
   const bool ok = result >= 0;
   engine_.counters().Settled(result);
+  EndRereg(c);
   if (!ok) {
     if (c.doorbell_held) DropDoorbell(c.doorbell_page);
     if (c.reserved) {
@@ -1225,6 +1253,7 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
 }
 
 void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
+  EndRereg(c);
   if (c.doorbell_held) DropDoorbell(c.doorbell_page);
   c.doorbell_held = false;
   if (c.reserved) {

@@ -547,8 +547,8 @@ TEST_CASE("REREG_MR of a dma-buf MR pins its new range, that of an ODP MR nothin
 
 // mlx5_ib_rereg_user_mr: new access flags alone keep the MR's umem, so a pinned MR given
 // ON_DEMAND stays pinned; a later rereg with a new range and no ACCESS takes the MR's stored
-// flags and makes an ODP MR (create_mr_user), which pins nothing. Taking ON_DEMAND away again
-// makes that later rereg pin its range.
+// flags and makes an ODP MR (create_mr_user), which pins nothing. Flags that lose ON_DEMAND
+// before then leave a pinned MR whose next range is pinned.
 TEST_CASE("an ACCESS-only REREG_MR keeps the MR's pins and sets what a later rereg makes",
           "[engine]") {
   Fixture f(kMirror, PinnedQuota(64 * 1024));
@@ -560,11 +560,19 @@ TEST_CASE("an ACCESS-only REREG_MR keeps the MR's pins and sets what a later rer
   const uint32_t odp = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
   REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0, odp)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 16 * 1024);  // the same umem, still pinned
-  // A new range of 60 KiB with the stored flags: ODP, so 16 + 60 KiB is never asked for.
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 16 * 1024);
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 32 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);  // pinned: ON_DEMAND went first
+
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0, odp)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+  // A new range of 60 KiB with the stored flags: ODP, so 32 + 60 KiB is never asked for.
   REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 60 * 1024)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 0);
 
-  // A failed ACCESS-only rereg changes nothing: the MR stays ODP.
+  // Flags without ON_DEMAND for an ODP MR: 6.12 recreates it from the request's range, which
+  // the proxy makes empty, so the kernel refuses; nothing changes.
   f.host.on_ioctl = [](void*) { return -EINVAL; };
   CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0)) == -EINVAL);
   f.host.on_ioctl = [](void* arg) {
@@ -573,13 +581,41 @@ TEST_CASE("an ACCESS-only REREG_MR keeps the MR's pins and sets what a later rer
   };
   REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 60 * 1024)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 0);
+}
 
-  // Flags without ON_DEMAND: the next new range is pinned and charged.
-  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0)) == 0);
+// Threads of a traced program: two reregs of one MR begun before either settles. The kernel
+// runs them one after the other in an order the proxy cannot see (or answers the second
+// EBUSY), so the proxy answers the second EBUSY itself; the MR's charge is the first's.
+TEST_CASE("a second rereg of an MR begun while one is in flight is EBUSY", "[engine]") {
+  Fixture f(kMirror, PinnedQuota(64 * 1024));
+  const uint64_t buffer = RegisterMr3(f);  // 16 KiB pinned
+  const uint32_t odp = IB_UVERBS_ACCESS_LOCAL_WRITE | IB_UVERBS_ACCESS_ON_DEMAND;
+  auto first = f.file->BeginIoctl(
+      f.memory, f.fds, f.memory.PutBytes(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0, odp)));
+  REQUIRE(first.ok());
+  const auto busy = f.file->BeginIoctl(
+      f.memory, f.fds,
+      f.memory.PutBytes(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 48 * 1024)));
+  REQUIRE_FALSE(busy.ok());
+  CHECK(busy.error().errnum == EBUSY);
+  CHECK(f.engine.usage().pinned_bytes() == 16 * 1024);  // the refused one reserved nothing
+
+  auto image = (*first)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**first, 0, image, reinterpret_cast<uint64_t>(image.data()),
+                           f.memory, f.fds) == 0);
+  // Settled: the next rereg is no longer busy (here ODP by the flags just set).
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 48 * 1024)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 0);
+
+  // A refused begin (over the quota) leaves no rereg in flight either.
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregAccess, 0, 0)) == 0);  // pinned from now
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 128 * 1024)) == -ENOMEM);
   REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 32 * 1024)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
-  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 48 * 1024)) == -ENOMEM);
 }
 
 // Two threads of a traced program: one rereg's MR 3 to a new range while another deregisters
