@@ -80,7 +80,7 @@ class UverbsCommand {
   std::optional<uint32_t> rereg;   // REREG_MR (TRANS or ACCESS), RESIZE_CQ: the object's handle
   uint64_t rereg_serial = 0;       // the serial of the object `rereg` named when begun
   bool rereg_keeps_range = false;  // REREG_MR with ACCESS, no TRANS: only on_demand changes
-  bool rereg_in_flight = false;    // Reserve entered rereg_serial in reregs_in_flight_
+  uint64_t busy_serial = 0;        // the object Reserve marked busy (destroyed or rereg'd)
   uint32_t queue_entries = 0;      // CQ creation / RESIZE_CQ with a driver-pinned buffer
   uint64_t doorbell_page = 0;      // the host page of a new queue's doorbell record (mlx5)
   bool doorbell_held = false;      // Reserve() counted the command among its page's holders
@@ -123,7 +123,7 @@ class UverbsCommand {
     rereg.reset();
     rereg_serial = 0;
     rereg_keeps_range = false;
-    rereg_in_flight = false;
+    busy_serial = 0;
     queue_entries = 0;
     doorbell_page = 0;
     doorbell_held = false;

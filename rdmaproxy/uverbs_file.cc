@@ -268,11 +268,13 @@ void UverbsFile::ResizesQueue(UverbsCommand& c, const abi::WriteCommand& wc,
   const auto cq = static_cast<uint32_t>(
       abi::ReadField(core, offsetof(ib_uverbs_resize_cq, cq_handle), 4));
   const TrackedObject* o = objects_.Find(cq);
+  // In flight either way (Reserve's EBUSY): another thread's resize of the CQ, which the
+  // kernel may run first, makes this one change the CQ after all.
+  Reregisters(c, cq, o);
   if (o != nullptr && o->queue_entries != 0 && o->queue_entries == c.queue_entries) {
     c.pinned = 0;
-    return;
+    c.rereg_keeps_range = true;
   }
-  Reregisters(c, cq, o);
 }
 
 Result<void> UverbsFile::CheckResultsFit(const UverbsCommand& c, AppMemory& memory) {
@@ -293,6 +295,37 @@ Result<void> UverbsFile::CheckResultsFit(const UverbsCommand& c, AppMemory& memo
 }
 
 Result<void> UverbsFile::Reserve(UverbsCommand& c) {
+  RXP_TRY(MarkBusy(c));
+  auto reserved = ReserveQuota(c);
+  if (!reserved) EndBusy(c);
+  return reserved;
+}
+
+// The kernel answers a destroy or a rereg of an object another one holds EBUSY
+// (rdma_lookup_get_uobject: both take the object's write lock, uobj_get_destroy /
+// uobj_get_write). Two the proxy has begun may still run one after the other in the kernel,
+// in either order, while the proxy settles them in the order their results come back: a
+// rereg the kernel ran after a destroy and a create that took the freed handle moves the NEW
+// object to its range, which the proxy would never charge; two reregs would leave the
+// charge and the ODP flag of the one the kernel ran first. So while one such command of an
+// object is in flight, another is the kernel's EBUSY -- a RESIZE_CQ's as well, which
+// mlx5_ib_resize_cq runs one after the other (resize_mutex) instead.
+Result<void> UverbsFile::MarkBusy(UverbsCommand& c) {
+  const uint64_t serial = c.destroys ? c.destroys_serial : c.rereg ? c.rereg_serial : 0;
+  if (serial == 0) return Ok();
+  if (!busy_objects_.insert(serial).second)
+    return Fail(EBUSY, "{}: another thread's destroy or rereg of this object is in flight; "
+                "the kernel answers an overlapping one EBUSY", c.short_name);
+  c.busy_serial = serial;
+  return Ok();
+}
+
+void UverbsFile::EndBusy(UverbsCommand& c) {
+  if (c.busy_serial != 0) busy_objects_.erase(c.busy_serial);
+  c.busy_serial = 0;
+}
+
+Result<void> UverbsFile::ReserveQuota(UverbsCommand& c) {
   if (c.creates_context) {
     // A file has one context: a second GET_CONTEXT is the kernel's EINVAL
     // (ib_init_ucontext: file->ucontext is set) and takes nothing from the sandbox's quota.
@@ -301,27 +334,7 @@ Result<void> UverbsFile::Reserve(UverbsCommand& c) {
     c.reserved = true;
     return Ok();
   }
-  if (c.rereg) {
-    // The kernel runs one rereg of an MR at a time and answers another that overlaps it
-    // EBUSY (ib_uverbs_rereg_mr: uobj_get_write). Two the proxy has begun may still run one
-    // after the other in the kernel, in either order, while the proxy settles them in the
-    // order their results come back: the charge and the ODP flag would be the wrong one's,
-    // possibly less than the kernel pinned. So the second is the kernel's EBUSY -- for a
-    // RESIZE_CQ as well, which mlx5_ib_resize_cq serializes (resize_mutex) instead.
-    if (c.rereg_serial != 0) {
-      if (!reregs_in_flight_.insert(c.rereg_serial).second)
-        return Fail(EBUSY, "{}: another command that replaces this object's memory is in "
-                    "flight (a second thread's); the kernel answers an overlapping one EBUSY",
-                    c.short_name);
-      c.rereg_in_flight = true;
-    }
-    if (c.pinned == 0) return Ok();
-    if (auto r = engine_.usage().ReservePinned(c.pinned); !r) {
-      EndRereg(c);
-      return r;
-    }
-    return Ok();
-  }
+  if (c.rereg) return c.pinned != 0 ? engine_.usage().ReservePinned(c.pinned) : Ok();
   if (c.creates == abi::kNoObject || abi::FindObject(c.creates)->fd_object) return Ok();
   RXP_TRY(engine_.usage().Reserve(c.creates, c.pinned));
   c.reserved = true;
@@ -1002,11 +1015,6 @@ void UverbsFile::RegistrationPins(UverbsCommand& c, uint32_t command,
   c.pinned = on_demand ? 0 : PinnedPageBytes(start, length);
 }
 
-void UverbsFile::EndRereg(UverbsCommand& c) {
-  if (c.rereg_in_flight) reregs_in_flight_.erase(c.rereg_serial);
-  c.rereg_in_flight = false;
-}
-
 void UverbsFile::Forget(const TrackedObject& gone) {
   engine_.usage().Release(gone.type, gone.pinned);
   // rdma_user_mmap_entry_remove(): the kernel maps the offset no more once its object is gone
@@ -1019,7 +1027,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
                         AppMemory& memory, FdBridge& fds) {
   const bool ok = result >= 0;
   engine_.counters().Settled(result);
-  EndRereg(c);
+  EndBusy(c);
   if (!ok) {
     if (c.doorbell_held) DropDoorbell(c.doorbell_page);
     if (c.reserved) {
@@ -1253,7 +1261,7 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
 }
 
 void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
-  EndRereg(c);
+  EndBusy(c);
   if (c.doorbell_held) DropDoorbell(c.doorbell_page);
   c.doorbell_held = false;
   if (c.reserved) {

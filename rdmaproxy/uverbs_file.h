@@ -151,8 +151,11 @@ class UverbsFile {
   // c.pinned: the whole pages of its range, or nothing for an on-demand-paging MR
   // (ib_umem_odp_get pins no page), which c.on_demand records.
   void RegistrationPins(UverbsCommand& c, uint32_t command, std::span<const std::byte> core) const;
-  // A rereg begun by Reserve is no longer in flight (Settle, Abandon, a failed Reserve).
-  void EndRereg(UverbsCommand& c);
+  // A destroy or rereg of a tracked object is in flight from Reserve to Settle / Abandon;
+  // a second one of the same object is EBUSY meanwhile.
+  Result<void> MarkBusy(UverbsCommand& c);
+  void EndBusy(UverbsCommand& c);
+  Result<void> ReserveQuota(UverbsCommand& c);
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);
@@ -180,10 +183,10 @@ class UverbsFile {
   // Doorbell pages the driver holds pinned for this file's context, and how many queues (and
   // begun creations) hold each: mlx5_ib_db_map_user pins a page for its first doorbell only.
   std::map<uint64_t, uint32_t> doorbell_pages_;
-  // Objects (by serial) with a REREG_MR or RESIZE_CQ between Reserve and Settle: a traced
-  // program's threads may begin two at once, and the proxy, which settles them in the order
-  // their exit stops come, cannot tell which the kernel ran last.
-  std::set<uint64_t> reregs_in_flight_;
+  // Objects (by serial) with a destroy, REREG_MR or RESIZE_CQ between Reserve and Settle: a
+  // traced program's threads may begin two at once, and the proxy, which settles them in the
+  // order their exit stops come, cannot tell in which order the kernel ran them.
+  std::set<uint64_t> busy_objects_;
   bool has_context_ = false;
   bool closed_ = false;
 

@@ -618,40 +618,58 @@ TEST_CASE("a second rereg of an MR begun while one is in flight is EBUSY", "[eng
   CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
 }
 
-// Two threads of a traced program: one rereg's MR 3 to a new range while another deregisters
-// MR 3 and a third registers a new MR, which the kernel hands the freed handle 3. The tracer
-// settles them in the order their exit stops come: the rereg last. Its new range belongs to
-// the MR it named, which is gone; the new MR keeps its own charge.
-TEST_CASE("a rereg settled after its MR's handle was reused leaves the new MR's charge alone",
-          "[engine]") {
+// Threads of a traced program: one rereg's MR 3 while another deregisters it and a third
+// registers a new MR. The kernel may run the rereg last, after the new MR took the freed
+// handle 3 (ib_uverbs_rereg_mr looks the handle up when it runs): it would move the NEW MR,
+// which the proxy, settling in exit-stop order, could not know. So while a rereg or a destroy
+// of an object is in flight, the other is the kernel's EBUSY (both take its write lock), and
+// the handle is not freed under a rereg.
+TEST_CASE("a destroy and a rereg of one MR are not in flight at once", "[engine]") {
   Fixture f(kMirror, PinnedQuota(256 * 1024));
   const uint64_t buffer = RegisterMr3(f);  // A
-  uint64_t resp = 0;
   auto rereg = f.file->BeginIoctl(
       f.memory, f.fds,
       f.memory.PutBytes(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 32 * 1024)));
   REQUIRE(rereg.ok());
   CHECK(f.engine.usage().pinned_bytes() == 48 * 1024);  // both ranges held while it runs
-
-  // The kernel runs the rereg, then A's dereg, then B's registration (handle 3 again, 8 KiB).
   f.host.on_ioctl = [](void*) { return 0L; };
-  REQUIRE(f.Ioctl(DeregMr(3)) == 0);
+  int calls = f.host.calls;
+  CHECK(f.Ioctl(DeregMr(3)) == -EBUSY);
+  CHECK(f.host.calls == calls);  // not forwarded
+  auto image = (*rereg)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**rereg, 0, image, reinterpret_cast<uint64_t>(image.data()),
+                           f.memory, f.fds) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);
+
+  // The other way round: a rereg begun while the dereg is in flight.
+  auto dereg = f.file->BeginIoctl(f.memory, f.fds, f.memory.PutBytes(DeregMr(3)));
+  REQUIRE(dereg.ok());
+  calls = f.host.calls;
+  CHECK(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 8 * 1024)) == -EBUSY);
+  CHECK(f.host.calls == calls);
+  CHECK(f.engine.usage().pinned_bytes() == 32 * 1024);  // the refused one reserved nothing
+  image = (*dereg)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**dereg, 0, image, reinterpret_cast<uint64_t>(image.data()),
+                           f.memory, f.fds) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
+
+  // A new MR under the freed handle is not busy: its own rereg and dereg go through.
+  uint64_t resp = 0;
   f.host.on_ioctl = [](void* arg) {
     Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_reg_mr_resp{3, 0x555, 0x666});
     return 0L;
   };
   REQUIRE(f.Ioctl(RegMr(f.memory, buffer, 8 * 1024, &resp)) == 0);  // B
-  CHECK(f.engine.usage().pinned_bytes() == 40 * 1024);  // B's 8 + the rereg's 32 in flight
-
-  auto image = (*rereg)->image.RelocateInPlace();
-  REQUIRE(f.file->Complete(**rereg, 0, image, reinterpret_cast<uint64_t>(image.data()),
-                           f.memory, f.fds) == 0);
-  CHECK(f.engine.usage().pinned_bytes() == 8 * 1024);  // B's alone
-  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 1);
+  f.host.on_ioctl = [](void* arg) {
+    Forwarded(arg).Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_rereg_mr_resp{0x333, 0x444});
+    return 0L;
+  };
+  REQUIRE(f.Ioctl(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 16 * 1024)) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 16 * 1024);
   f.host.on_ioctl = [](void*) { return 0L; };
-  REQUIRE(f.Ioctl(DeregMr(3)) == 0);  // B's dereg gives back B's 8 KiB, no more
+  REQUIRE(f.Ioctl(DeregMr(3)) == 0);
   CHECK(f.engine.usage().pinned_bytes() == 0);
-  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
 }
 
 TEST_CASE("a refused call of a method the device lacks gets the kernel's answer", "[engine]") {
@@ -2606,6 +2624,56 @@ TEST_CASE("quotas: dms and uars bound device memory and UAR allocations", "[engi
   CHECK(f.host.calls == calls);
   REQUIRE(!f.log.empty());
   CHECK(f.log.back().find("uars") != std::string::npos);
+}
+
+// mlx5_ib_resize_cq compares the entries with the CQ's when it runs: a RESIZE_CQ to the
+// entries the CQ has when the proxy begins it changes nothing only if no other resize of the
+// CQ runs first. So it is in flight like any resize, and one begun beside another is EBUSY.
+TEST_CASE("a RESIZE_CQ to the CQ's own size begun beside another resize is EBUSY",
+          "[engine][mlx5]") {
+  Fixture f(kMirror, PinnedQuota(1 << 20), RDMA_DRIVER_MLX5);
+  f.host.on_ioctl = [&](void* arg) {
+    Forwarded fw(arg);
+    if (fw.header.object_id == UVERBS_OBJECT_CQ) {  // CQ.CREATE
+      fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
+      fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    } else {  // INVOKE_WRITE(RESIZE_CQ)
+      fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{127, {}});
+    }
+    return 0L;
+  };
+  const uint64_t db_page = f.memory.Alloc(4096);
+  const uint64_t buf = f.memory.Alloc(8192);
+  REQUIRE(f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)) == 0);  // 32 entries: a page
+  CHECK(f.engine.usage().pinned_bytes() == 8192);                 // and the doorbell page
+  const auto resize = [&](uint32_t cqe) {
+    ib_uverbs_resize_cq r{};
+    r.cq_handle = 12;
+    r.cqe = cqe;
+    mlx5_ib_resize_cq rcmd{};
+    rcmd.buf_addr = buf;
+    rcmd.cqe_size = 64;
+    return f.file->BeginIoctl(
+        f.memory, f.fds,
+        f.memory.PutBytes(InvokeWriteMlx5(f.memory, IB_USER_VERBS_CMD_RESIZE_CQ, r,
+                                          sizeof(ib_uverbs_resize_cq_resp), rcmd)));
+  };
+  auto grow = resize(127);  // 128 entries: 8 KiB
+  REQUIRE(grow.ok());
+  auto same = resize(31);  // the 32 it has now, 2 KiB had the kernel run it first
+  REQUIRE_FALSE(same.ok());
+  CHECK(same.error().errnum == EBUSY);
+  auto image = (*grow)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**grow, 0, image, reinterpret_cast<uint64_t>(image.data()), f.memory,
+                           f.fds) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 8192 + 4096);
+  // Alone, a resize to the entries the CQ has is no longer busy and changes nothing.
+  auto again = resize(127);
+  REQUIRE(again.ok());
+  image = (*again)->image.RelocateInPlace();
+  REQUIRE(f.file->Complete(**again, 0, image, reinterpret_cast<uint64_t>(image.data()),
+                           f.memory, f.fds) == 0);
+  CHECK(f.engine.usage().pinned_bytes() == 8192 + 4096);
 }
 
 }  // namespace
