@@ -1029,13 +1029,7 @@ void UverbsFile::Settle(UverbsCommand& c, long result, std::span<const std::byte
   engine_.counters().Settled(result);
   EndBusy(c);
   if (!ok) {
-    if (c.doorbell_held) DropDoorbell(c.doorbell_page);
-    if (c.reserved) {
-      engine_.usage().Release(c.creates_context ? abi::ObjectId{UVERBS_OBJECT_DEVICE} : c.creates,
-                              c.creates_context ? 0 : c.pinned);
-    } else if (c.rereg && c.pinned != 0) {
-      engine_.usage().ReleasePinned(c.pinned);
-    }
+    GiveBack(c);
     return;
   }
   if (c.creates_context) {
@@ -1260,7 +1254,7 @@ long UverbsFile::Complete(UverbsCommand& c, long result, std::span<std::byte> im
   return app_result;
 }
 
-void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
+void UverbsFile::GiveBack(UverbsCommand& c) {
   EndBusy(c);
   if (c.doorbell_held) DropDoorbell(c.doorbell_page);
   c.doorbell_held = false;
@@ -1272,8 +1266,19 @@ void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
   }
   c.reserved = false;
   c.pinned = 0;
+}
+
+void UverbsFile::Abandon(UverbsCommand& c, const Error& why) {
+  GiveBack(c);
   engine_.counters().forwarded--;
   Refuse(why, static_cast<int>(Refusal::kState));
+}
+
+void UverbsFile::Forsake(UverbsCommand& c) {
+  // Whatever the kernel did with it, the file's release ends it (ib_uverbs_release_file ->
+  // uverbs_destroy_ufile_hw destroys every object of the file), as Closed() lets go of all
+  // the file's tracked objects.
+  GiveBack(c);
 }
 
 // Sentry mode forwards the command's own image, relocated where it is: it lives in this

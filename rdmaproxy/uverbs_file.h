@@ -110,6 +110,10 @@ class UverbsFile {
   // The file is gone (closed everywhere, or its processes died): the kernel destroys every
   // object with the host file; the sandbox's quotas get back what they held.
   void Closed();
+  // A begun command that will never settle: its thread died between its entry and exit stops
+  // (exit_group, execve, SIGKILL), and the file is closing. What it reserved is given back;
+  // call it before Closed().
+  void Forsake(UverbsCommand& c);
 
   size_t live_objects() const { return objects_.size(); }
 
@@ -156,6 +160,9 @@ class UverbsFile {
   Result<void> MarkBusy(UverbsCommand& c);
   void EndBusy(UverbsCommand& c);
   Result<void> ReserveQuota(UverbsCommand& c);
+  // Gives back what Reserve took for a command that failed or will not run (Settle's failure,
+  // Abandon, Forsake).
+  void GiveBack(UverbsCommand& c);
   // An object destroyed (or replaced under its handle): the quotas get back what it held, and
   // its mmap entry is no longer mappable.
   void Forget(const TrackedObject& gone);

@@ -672,6 +672,33 @@ TEST_CASE("a destroy and a rereg of one MR are not in flight at once", "[engine]
   CHECK(f.engine.usage().pinned_bytes() == 0);
 }
 
+// A thread of a traced program killed between its command's entry and exit stops (another
+// thread's exit_group or execve, SIGKILL): no exit stop settles the command. When the file
+// closes, the kernel ends whatever it made, so its reservation is given back with the rest.
+TEST_CASE("a begun command that never settles gives its reservation back when forsaken",
+          "[engine]") {
+  Fixture f(kMirror, PinnedQuota(256 * 1024));
+  const uint64_t buffer = RegisterMr3(f);  // 16 KiB
+  uint64_t resp = 0;
+  auto reg = f.file->BeginIoctl(f.memory, f.fds,
+                                f.memory.PutBytes(RegMr(f.memory, buffer, 32 * 1024, &resp)));
+  REQUIRE(reg.ok());
+  auto rereg = f.file->BeginIoctl(
+      f.memory, f.fds,
+      f.memory.PutBytes(ReregMr(f.memory, 3, abi::kMrReregTrans, buffer, 64 * 1024)));
+  REQUIRE(rereg.ok());
+  CHECK(f.engine.usage().pinned_bytes() == (16 + 32 + 64) * 1024);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 2);
+  // Its object stays busy until then: the rereg's outcome is unknown.
+  f.host.on_ioctl = [](void*) { return 0L; };
+  CHECK(f.Ioctl(DeregMr(3)) == -EBUSY);
+  f.file->Forsake(**reg);
+  f.file->Forsake(**rereg);
+  f.file->Closed();
+  CHECK(f.engine.usage().pinned_bytes() == 0);
+  CHECK(f.engine.usage().live(UVERBS_OBJECT_MR) == 0);
+}
+
 TEST_CASE("a refused call of a method the device lacks gets the kernel's answer", "[engine]") {
   PolicyConfig policy;
   policy.deny.insert("DEALLOC_MW");

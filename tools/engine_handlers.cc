@@ -352,6 +352,12 @@ class UverbsHandler final : public EngineFileHandler {
 
   void OnClose(harness::CloseReason) override {
     tracer_copy_.Reset();  // the last reference but the tracer's: the kernel releases the file
+    // Commands whose threads died before their exit stops (a watched exit holds the file, so
+    // none is still running): their reservations end with the file.
+    for (auto& [tid, p] : pending_) file_->Forsake(*p.command);
+    for (auto& orphan : orphans_) file_->Forsake(*orphan);
+    pending_.clear();
+    orphans_.clear();
     file_->Closed();
     factory_.NoteClose();
   }
@@ -435,6 +441,11 @@ class UverbsHandler final : public EngineFileHandler {
     // A write's count is its image's: a short extended request is forwarded zero-extended
     // (abi::PaddedExtendedWrite); the program's write() still returns its own count.
     const uint64_t count = ioctl ? 0 : command->write_raw.size();
+    // A command already pending under this thread id is a dead thread's (its id reused): no
+    // exit stop will settle it, and what it made may exist, so it holds its reservation till
+    // the file closes.
+    if (auto dead = pending_.find(call.tid); dead != pending_.end())
+      orphans_.push_back(std::move(dead->second.command));
     pending_[call.tid] = Pending{std::move(command), *base, std::move(image), ioctl};
     if (ioctl) return EntryDecision::Allow().WithArg(2, *base);
     return EntryDecision::Allow().WithArg(1, *base).WithArg(2, count);
@@ -476,6 +487,9 @@ class UverbsHandler final : public EngineFileHandler {
   uint64_t opener_;  // the credentials of the thread that opened the file (OpenedPath)
   int open_flags_;   // the flags it was opened with (OpenedPath): its access mode
   std::map<pid_t, Pending> pending_;  // by thread: commands between entry and exit
+  // Commands of threads that died between their entry and exit stops, found when another
+  // thread got the same id: given back when the file closes (Forsake).
+  std::vector<std::unique_ptr<proxy::UverbsCommand>> orphans_;
   TracerCopy tracer_copy_;  // IssueFromTracer's descriptor of the file
 };
 
