@@ -1704,6 +1704,21 @@ std::vector<std::byte> Mlx5CreateCq(FakeAppMemory& mem, uint64_t buf, uint64_t d
   return cq.Build();
 }
 
+// The kernel's answers to mlx5 CQ.CREATE (the handle `next_handle`, counting up; 32 entries)
+// and to INVOKE_WRITE(RESIZE_CQ) (128 entries).
+void AnswerCqCreateAndResize(Fixture& f, uint32_t& next_handle) {
+  f.host.on_ioctl = [&next_handle](void* arg) {
+    Forwarded fw(arg);
+    if (fw.header.object_id == UVERBS_OBJECT_CQ) {  // CQ.CREATE
+      fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = next_handle++;
+      fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
+    } else {  // INVOKE_WRITE(RESIZE_CQ)
+      fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{127, {}});
+    }
+    return 0L;
+  };
+}
+
 TEST_CASE("mlx5 queue buffers the app pins itself are still vouched for by the embedder",
           "[engine][mlx5]") {
   // The harness (identity): the app's own syscall pins, but a range the embedder refuses (not
@@ -1739,16 +1754,7 @@ TEST_CASE("mlx5 queue buffers count against the pinned budget", "[engine][mlx5]"
     // page the CQs share is pinned once (mlx5_ib_db_map_user), with the first.
     Fixture f(kMirror, PinnedQuota(20480), RDMA_DRIVER_MLX5);
     uint32_t next_handle = 12;
-    f.host.on_ioctl = [&](void* arg) {
-      Forwarded fw(arg);
-      if (fw.header.object_id == UVERBS_OBJECT_CQ) {  // CQ.CREATE
-        fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = next_handle++;
-        fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
-      } else {  // INVOKE_WRITE(RESIZE_CQ)
-        fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{127, {}});
-      }
-      return 0L;
-    };
+    AnswerCqCreateAndResize(f, next_handle);
     const uint64_t db_page = f.memory.Alloc(4096);
     const uint64_t buf = f.memory.Alloc(8192);
     const auto create = [&]() { return f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)); };
@@ -2659,16 +2665,8 @@ TEST_CASE("quotas: dms and uars bound device memory and UAR allocations", "[engi
 TEST_CASE("a RESIZE_CQ to the CQ's own size begun beside another resize is EBUSY",
           "[engine][mlx5]") {
   Fixture f(kMirror, PinnedQuota(1 << 20), RDMA_DRIVER_MLX5);
-  f.host.on_ioctl = [&](void* arg) {
-    Forwarded fw(arg);
-    if (fw.header.object_id == UVERBS_OBJECT_CQ) {  // CQ.CREATE
-      fw.Find(UVERBS_ATTR_CREATE_CQ_HANDLE)->data = 12;
-      fw.Output(UVERBS_ATTR_CREATE_CQ_RESP_CQE, uint32_t{31});
-    } else {  // INVOKE_WRITE(RESIZE_CQ)
-      fw.Output(UVERBS_ATTR_CORE_OUT, ib_uverbs_resize_cq_resp{127, {}});
-    }
-    return 0L;
-  };
+  uint32_t next_handle = 12;
+  AnswerCqCreateAndResize(f, next_handle);
   const uint64_t db_page = f.memory.Alloc(4096);
   const uint64_t buf = f.memory.Alloc(8192);
   REQUIRE(f.Ioctl(Mlx5CreateCq(f.memory, buf, db_page)) == 0);  // 32 entries: a page
