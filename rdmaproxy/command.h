@@ -75,7 +75,7 @@ class UverbsCommand {
   std::optional<uint32_t> destroys;
   uint64_t destroys_serial = 0;    // the serial of the object `destroys` named when begun
   uint64_t pinned = 0;             // bytes reserved: a new MR, a driver's queue buffers
-  bool on_demand = false;          // REG_MR / REREG_MR: the MR it makes is ODP (pins nothing)
+  bool on_demand = false;          // REG_MR / REREG_MR: the MR's flags hold ON_DEMAND after it
   bool reserved = false;           // Reserve() was taken for `creates`
   std::optional<uint32_t> rereg;   // REREG_MR (TRANS or ACCESS), RESIZE_CQ: the object's handle
   uint64_t rereg_serial = 0;       // the serial of the object `rereg` named when begun

@@ -970,17 +970,17 @@ void UverbsFile::Reregisters(UverbsCommand& c, uint64_t handle_field) {
 void UverbsFile::ReregistersMr(UverbsCommand& c, std::span<const std::byte> core) {
   const auto flags = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, flags), 4);
   const auto handle = abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, mr_handle), 4);
+  if ((flags & (abi::kMrReregTrans | abi::kMrReregAccess)) == 0) return;  // PD alone
+  Reregisters(c, handle);
   if ((flags & abi::kMrReregTrans) != 0) {
-    Reregisters(c, handle);
     RegistrationPins(c, IB_USER_VERBS_CMD_REREG_MR, core);
-  } else if ((flags & abi::kMrReregAccess) != 0) {
+  } else {
     // New flags on the same range: mlx5_ib_rereg_user_mr keeps a pinned MR's umem and stores
     // the flags, which a later rereg with a new range and no ACCESS reuses (new_access_flags
     // = mr->access_flags). A pinned MR given ON_DEMAND here stays pinned, yet that later
     // rereg makes it an ODP MR (create_mr_user), pinning nothing. (An ODP or dma-buf MR
     // whose flags change is recreated from the request's range, which the proxy makes
     // empty, so that fails and Settle changes nothing.)
-    Reregisters(c, handle);
     c.rereg_keeps_range = true;
     c.on_demand = (abi::ReadField(core, offsetof(ib_uverbs_rereg_mr, access_flags), 4) &
                    IB_UVERBS_ACCESS_ON_DEMAND) != 0;
